@@ -1,0 +1,58 @@
+"""The ``opspec`` command: one subcommand module each, registered in COMMANDS.
+
+Each module exposes ``add_parser(subparsers)`` which registers its subcommand and
+sets ``func`` (``args -> exit code``). Exit codes: 0 clean, 1 findings or
+failures, 2 unusable input or bad usage. Errors the user can fix are printed as
+one line on stderr, never as a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ..load import OpsetError
+from ..yamlio import DataError
+
+COMMANDS = (
+    "validate",
+    "drift",
+    "browse",
+)
+
+
+class UsageError(Exception):
+    """Bad arguments found after parsing (unknown op, bad path): exit 2 with one line."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="opspec", description="The governed core ATen operator set.")
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"opspec {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"{__name__}.{name}").add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as err:
+        print(f"opspec {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except OpsetError as err:
+        for finding in err.findings:
+            print(finding, file=sys.stderr)
+        return 2
+    except DataError as err:
+        print(err, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("opspec: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

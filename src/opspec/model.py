@@ -1,0 +1,230 @@
+"""The opset as frozen dataclasses: what an op, a rule and a version are.
+
+Pure data: no torch, no I/O. ``from_dict``/``to_dict`` round-trip the YAML
+entries with their key order, so tools that rewrite a file keep it diff-friendly.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+CATEGORIES = (
+    "pointwise-unary",
+    "pointwise-binary",
+    "reduction",
+    "shape-view",
+    "indexing",
+    "convolution-pooling",
+    "normalization",
+    "creation-random",
+    "linear-algebra",
+    "misc",
+)
+STATUSES = ("active", "deprecated", "removed")
+VERSION_RE = re.compile(r"^[0-9]{4}\.(0[1-9]|1[0-2])$")
+
+
+def version_key(version: str) -> tuple[int, int]:
+    """Sort key for CalVer ``YYYY.MM``."""
+    year, month = version.split(".")
+    return int(year), int(month)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An input domain such as ``(0, inf)`` or ``[-1, 1]``."""
+
+    low: float
+    high: float
+    low_closed: bool
+    high_closed: bool
+
+    @classmethod
+    def parse(cls, text: str) -> "Interval":
+        match = re.fullmatch(r"\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s*", text)
+        if not match:
+            raise ValueError(f"not an interval: {text!r}")
+        opening, low, high, closing = match.groups()
+        interval = cls(float(low), float(high), opening == "[", closing == "]")
+        if interval.low > interval.high:
+            raise ValueError(f"empty interval: {text!r}")
+        return interval
+
+    def __str__(self) -> str:
+        def fmt(value: float) -> str:
+            if value in (float("inf"), float("-inf")):
+                return "inf" if value > 0 else "-inf"
+            return repr(int(value)) if value.is_integer() else repr(value)
+
+        return f"{'[' if self.low_closed else '('}{fmt(self.low)}, {fmt(self.high)}{']' if self.high_closed else ')'}"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    reason: str
+    per_dtype: Mapping[str, tuple[float, float]]  # dtype -> (rtol, atol)
+
+
+@dataclass(frozen=True)
+class TestingHints:
+    """How to draw valid inputs; every field is optional and narrows what the schema allows."""
+
+    dtypes: tuple[str, ...] = ()
+    domain: Mapping[str, Interval] = field(default_factory=dict)
+    shapes: Mapping[str, tuple[str | int, ...]] = field(default_factory=dict)
+    ranks: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    tolerance: Tolerance | None = None
+    notes: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "TestingHints":
+        if not data:
+            return cls()
+        tolerance = None
+        if "tolerance" in data:
+            tol = dict(data["tolerance"])
+            reason = tol.pop("reason")
+            tolerance = Tolerance(reason, {k: (v["rtol"], v["atol"]) for k, v in tol.items()})
+        return cls(
+            dtypes=tuple(data.get("dtypes", ())),
+            domain={k: Interval.parse(v) for k, v in data.get("domain", {}).items()},
+            shapes={k: tuple(v) for k, v in data.get("shapes", {}).items()},
+            ranks={k: (v[0], v[1]) for k, v in data.get("ranks", {}).items()},
+            choices={k: tuple(v) for k, v in data.get("choices", {}).items()},
+            tolerance=tolerance,
+            notes=data.get("notes", ""),
+        )
+
+
+@dataclass(frozen=True)
+class OpException:
+    """A rule of the core set that this op breaks, on the record."""
+
+    kind: str  # not-functional | also-decomposed | symbolic
+    reason: str
+
+
+@dataclass(frozen=True)
+class CoreOp:
+    name: str
+    schema: str
+    category: str
+    status: str
+    since: str
+    rationale: str
+    deprecated: str | None = None
+    removed: str | None = None
+    proposals: tuple[int, ...] = ()
+    equivalents: Mapping[str, str] = field(default_factory=dict)
+    exceptions: tuple[OpException, ...] = ()
+    testing: TestingHints = field(default_factory=TestingHints)
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "CoreOp":
+        return cls(
+            name=data["name"],
+            schema=data["schema"],
+            category=data["category"],
+            status=data["status"],
+            since=data["since"],
+            rationale=data["rationale"],
+            deprecated=data.get("deprecated"),
+            removed=data.get("removed"),
+            proposals=tuple(data.get("proposals", ())),
+            equivalents=dict(data.get("equivalents", {})),
+            exceptions=tuple(OpException(e["kind"], e["reason"]) for e in data.get("exceptions", ())),
+            testing=TestingHints.from_dict(data.get("testing")),
+            raw=data,
+        )
+
+    def has_exception(self, kind: str) -> bool:
+        return any(e.kind == kind for e in self.exceptions)
+
+
+@dataclass(frozen=True)
+class DecompositionRule:
+    op: str
+    kind: str  # default | optional
+    targets: tuple[str, ...]
+    formula: str
+    rationale: str
+    implementation: str  # "torch" or "module:function"
+    origin: str
+    since: str | None = None
+    proposals: tuple[int, ...] = ()
+    random: bool = False
+    testing: TestingHints = field(default_factory=TestingHints)
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "DecompositionRule":
+        return cls(
+            op=data["op"],
+            kind=data["kind"],
+            targets=tuple(data["targets"]),
+            formula=data["formula"],
+            rationale=data["rationale"],
+            implementation=data["implementation"],
+            origin=data["origin"],
+            since=data.get("since"),
+            proposals=tuple(data.get("proposals", ())),
+            random=bool(data.get("random", False)),
+            testing=TestingHints.from_dict(data.get("testing")),
+            raw=data,
+        )
+
+    @property
+    def uses_torch(self) -> bool:
+        return self.implementation == "torch"
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    version: str
+    status: str  # draft | released
+    torch: str
+    released: str | None = None
+    digest: str | None = None
+    notes: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "VersionInfo":
+        return cls(
+            version=data["version"],
+            status=data["status"],
+            torch=str(data["torch"]),
+            released=data.get("released"),
+            digest=data.get("digest"),
+            notes=data.get("notes", ""),
+        )
+
+
+@dataclass(frozen=True)
+class Opset:
+    """One version of the specification: its core ops and its decomposition rules."""
+
+    version: str
+    info: VersionInfo
+    ops: tuple[CoreOp, ...]
+    rules: tuple[DecompositionRule, ...]
+
+    @property
+    def ops_by_name(self) -> dict[str, CoreOp]:
+        return {op.name: op for op in self.ops}
+
+    @property
+    def rules_by_op(self) -> dict[str, DecompositionRule]:
+        return {rule.op: rule for rule in self.rules}
+
+    def active_ops(self) -> tuple[CoreOp, ...]:
+        """Ops a backend must implement in this version (deprecated ones still count)."""
+        return tuple(op for op in self.ops if op.status != "removed")
+
+    def core_names(self) -> frozenset[str]:
+        return frozenset(op.name for op in self.active_ops())
+
+    def default_rules(self) -> tuple[DecompositionRule, ...]:
+        return tuple(rule for rule in self.rules if rule.kind == "default")

@@ -1,0 +1,115 @@
+"""Everything opspec asks of the installed torch, in one place.
+
+Imports torch lazily: loading and schema-checking the opset data never needs it.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+def torch_module():
+    import torch
+
+    return torch
+
+
+def split_name(qualified: str) -> tuple[str, str, str]:
+    """``aten::add.Tensor`` -> ("aten", "add", "Tensor"); the default overload is ""."""
+    namespace, sep, rest = qualified.partition("::")
+    if not sep or not namespace or not rest:
+        raise ValueError(f"not a qualified operator name: {qualified!r}")
+    base, _, overload = rest.partition(".")
+    return namespace, base, overload
+
+
+def qualified_name(schema) -> str:
+    """The opset's spelling of an overload: ``aten::name`` plus ``.overload`` when it has one."""
+    return schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+
+
+@functools.lru_cache(maxsize=None)
+def all_aten_schemas() -> dict[str, str]:
+    """Every registered aten overload -> its schema string exactly as torch prints it.
+
+    Walks the full registry; ``torch.ops.aten`` only knows the packets loaded so far.
+    """
+    torch = torch_module()
+    return {
+        qualified_name(s): str(s)
+        for s in torch._C._jit_get_all_schemas()
+        if s.name.startswith("aten::")
+    }
+
+
+def overload_packet(qualified: str):
+    torch = torch_module()
+    namespace, base, overload = split_name(qualified)
+    packet = getattr(getattr(torch.ops, namespace), base)
+    return getattr(packet, overload or "default")
+
+
+def resolve(qualified: str):
+    """The ``torch.ops`` OpOverload for a qualified name; LookupError when torch has none."""
+    try:
+        return overload_packet(qualified)
+    except (AttributeError, RuntimeError, ValueError) as err:
+        raise LookupError(f"torch {torch_module().__version__} has no operator {qualified}") from err
+
+
+@functools.lru_cache(maxsize=None)
+def core_tagged() -> dict[str, str]:
+    """The overloads torch tags ``core``, with their schema strings."""
+    torch = torch_module()
+    found = {}
+    for name, schema in all_aten_schemas().items():
+        try:
+            op = overload_packet(name)
+        except (AttributeError, RuntimeError):
+            continue
+        if torch.Tag.core in op.tags:
+            found[name] = schema
+    return dict(sorted(found.items()))
+
+
+def op_name(op) -> str:
+    """Qualified name of an OpOverload (``aten::add.Tensor``)."""
+    return qualified_name(op._schema)
+
+
+@functools.lru_cache(maxsize=None)
+def core_decomposition_table() -> dict[str, Callable]:
+    """torch's default core ATen decomposition table, keyed by qualified name."""
+    from torch._decomp import core_aten_decompositions
+
+    return {op_name(op): fn for op, fn in core_aten_decompositions().items() if hasattr(op, "_schema")}
+
+
+@functools.lru_cache(maxsize=None)
+def registered_decompositions() -> dict[str, Callable]:
+    """Every decomposition torch registers (a superset of the core table)."""
+    from torch._decomp import decomposition_table
+
+    return {op_name(op): fn for op, fn in decomposition_table.items() if hasattr(op, "_schema")}
+
+
+def is_functional(schema_str: str) -> bool:
+    """False for in-place (``op_``) and ``out=`` overloads: anything that writes to an argument."""
+    torch = torch_module()
+    schema = torch._C.parse_schema(schema_str)
+    return not any(arg.alias_info is not None and arg.alias_info.is_write for arg in schema.arguments)
+
+
+@dataclass(frozen=True)
+class TorchInfo:
+    version: str
+    core: dict[str, str]
+
+
+def describe_function(fn: Callable) -> str:
+    """``module.qualname`` of a decomposition, for humans and drift reports."""
+    inner = getattr(fn, "__wrapped__", fn)
+    inner = getattr(inner, "func", inner)  # functools.partial
+    module = getattr(inner, "__module__", None) or "?"
+    return f"{module}.{getattr(inner, '__qualname__', repr(inner))}"

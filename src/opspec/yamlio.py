@@ -1,0 +1,156 @@
+"""YAML in and out: a safe loader that keeps line numbers, and a diff-friendly dumper.
+
+Every mapping and sequence that comes out of :func:`load_with_marks` remembers
+where it stood in its file, so a finding can point at ``file:line:col``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Mark:
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+class DataError(Exception):
+    """A data file cannot be used at all; carries the place that broke it."""
+
+    def __init__(self, mark: Mark, message: str):
+        super().__init__(f"{mark}: {message}")
+        self.mark = mark
+        self.message = message
+
+
+class MarkedDict(dict):
+    mark: Mark
+    key_marks: dict
+
+
+class MarkedList(list):
+    mark: Mark
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys and attaches marks."""
+
+
+def _mark(node: yaml.Node, path: str) -> Mark:
+    return Mark(path, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
+    loader.flatten_mapping(node)
+    result = MarkedDict()
+    result.mark = _mark(node, loader.name)
+    result.key_marks = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, (str, int, float, bool)) or key is None:
+            raise DataError(_mark(key_node, loader.name), "mapping keys must be plain scalars")
+        if key in result:
+            raise DataError(_mark(key_node, loader.name), f"duplicate key {key!r}")
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_marks[key] = _mark(key_node, loader.name)
+    return result
+
+
+def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> MarkedList:
+    result = MarkedList(loader.construct_object(child, deep=True) for child in node.value)
+    result.mark = _mark(node, loader.name)
+    return result
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+# Timestamps would turn "2026-11-21" into a date object; the data keeps dates as text.
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_text(text: str, path: str) -> Any:
+    """Parse YAML text; any problem becomes a DataError with a position."""
+    loader = _Loader(text)
+    loader.name = path
+    try:
+        return loader.get_single_data()
+    except DataError:
+        raise
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = Mark(path, mark.line + 1, mark.column + 1) if mark else Mark(path, 1, 1)
+        raise DataError(where, f"invalid YAML: {err.problem or err.context}") from None
+    except yaml.YAMLError as err:
+        raise DataError(Mark(path, 1, 1), f"invalid YAML: {err}") from None
+    finally:
+        loader.dispose()
+
+
+def load_file(path: Path | str) -> Any:
+    """Read and parse one YAML file; unreadable, non-UTF-8 and empty files are DataErrors."""
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise DataError(Mark(name, 1, 1), f"cannot read file: {err.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise DataError(Mark(name, line, col), f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})") from None
+    data = load_text(text, name)
+    if data is None:
+        raise DataError(Mark(name, 1, 1), "file is empty")
+    return data
+
+
+def mark_of(node: Any, key: str | int | None = None, default: Mark | None = None) -> Mark:
+    """Best position for ``node[key]`` (or ``node`` itself when key is None)."""
+    if key is not None:
+        if isinstance(node, MarkedDict) and key in node.key_marks:
+            return node.key_marks[key]
+        if isinstance(node, MarkedList) and isinstance(key, int) and 0 <= key < len(node):
+            child = node[key]
+            if isinstance(child, (MarkedDict, MarkedList)):
+                return child.mark
+    if isinstance(node, (MarkedDict, MarkedList)):
+        return node.mark
+    return default or Mark("<unknown>", 1, 1)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, no aliases, long text folded: data files are reviewed by people."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False):
+        return super().increase_indent(flow, False)
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str):
+    # One line per value (no folding) keeps schema strings greppable; multi-line text is literal.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(MarkedDict, yaml.representer.SafeRepresenter.represent_dict)
+_Dumper.add_representer(MarkedList, yaml.representer.SafeRepresenter.represent_list)
+
+
+def dump(data: Any, header: str = "") -> str:
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100_000, allow_unicode=True)
+    return header + body
