@@ -113,3 +113,16 @@ def describe_function(fn: Callable) -> str:
     inner = getattr(inner, "func", inner)  # functools.partial
     module = getattr(inner, "__module__", None) or "?"
     return f"{module}.{getattr(inner, '__qualname__', repr(inner))}"
+
+
+def trace_ops(fn: Callable, args: tuple, kwargs: dict, table: dict) -> dict[str, int]:
+    """Run ``fn`` under make_fx with a decomposition table; count the ops it produced."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    graph = make_fx(lambda *a: fn(*a, **kwargs), decomposition_table=table)(*args).graph
+    counts: dict[str, int] = {}
+    for node in graph.nodes:
+        if node.op == "call_function" and hasattr(node.target, "_schema"):
+            name = op_name(node.target)
+            counts[name] = counts.get(name, 0) + 1
+    return counts

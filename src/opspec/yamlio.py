@@ -38,6 +38,7 @@ class MarkedDict(dict):
 
 class MarkedList(list):
     mark: Mark
+    item_marks: list
 
 
 class _Loader(yaml.SafeLoader):
@@ -67,6 +68,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
 def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> MarkedList:
     result = MarkedList(loader.construct_object(child, deep=True) for child in node.value)
     result.mark = _mark(node, loader.name)
+    result.item_marks = [_mark(child, loader.name) for child in node.value]
     return result
 
 
@@ -122,9 +124,7 @@ def mark_of(node: Any, key: str | int | None = None, default: Mark | None = None
         if isinstance(node, MarkedDict) and key in node.key_marks:
             return node.key_marks[key]
         if isinstance(node, MarkedList) and isinstance(key, int) and 0 <= key < len(node):
-            child = node[key]
-            if isinstance(child, (MarkedDict, MarkedList)):
-                return child.mark
+            return node.item_marks[key]
     if isinstance(node, (MarkedDict, MarkedList)):
         return node.mark
     return default or Mark("<unknown>", 1, 1)

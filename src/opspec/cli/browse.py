@@ -1,0 +1,48 @@
+"""``opspec ops`` and ``opspec show OP``: browse the opset from the terminal."""
+from __future__ import annotations
+
+import json
+
+from .. import browse, load
+from ..model import CATEGORIES, STATUSES
+from . import UsageError
+
+
+def add_parser(subparsers) -> None:
+    ops = subparsers.add_parser("ops", help="list the core ops of an opset version")
+    ops.add_argument("--version", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    ops.add_argument("--status", choices=STATUSES)
+    ops.add_argument("--category", choices=CATEGORIES)
+    ops.add_argument("--format", choices=("table", "json"), default="table")
+    ops.set_defaults(func=run_ops)
+
+    show = subparsers.add_parser("show", help="show one core op or decomposed op in full")
+    show.add_argument("op", metavar="OP", help="e.g. aten::add.Tensor, add.Tensor or aten.add.Tensor")
+    show.add_argument("--version", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    show.add_argument("--format", choices=("text", "json"), default="text")
+    show.set_defaults(func=run_show)
+
+
+def run_ops(args) -> int:
+    opset = load.load_opset(args.opset_version)
+    selected = browse.filter_ops(opset, args.status, args.category)
+    if args.format == "json":
+        print(json.dumps([browse.op_record(op) for op in selected], indent=2))
+    else:
+        print(browse.ops_table(selected))
+        print(f"\n{len(selected)} of {len(opset.ops)} core ops in opset {opset.version}")
+    return 0
+
+
+def run_show(args) -> int:
+    opset = load.load_opset(args.opset_version)
+    try:
+        item = browse.lookup(opset, args.op)
+    except KeyError as err:
+        raise UsageError(err.args[0]) from None
+    if args.format == "json":
+        record = browse.op_record(item) if hasattr(item, "category") else browse.rule_record(item)
+        print(json.dumps(record, indent=2))
+    else:
+        print(browse.describe(opset, item))
+    return 0

@@ -1,0 +1,34 @@
+"""``opspec drift [--format text|json]``."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import drift, load
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "drift",
+        help="compare the opset with the installed torch",
+        description="Core-tag, schema and decomposition drift between an opset version and the "
+        "installed torch, plus the non-core ops that survive torch's default decompositions.",
+    )
+    parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--no-closure", action="store_true", help="skip probing torch's table for closure gaps")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    opset = load.load_opset(args.opset_version)
+    interactive = sys.stderr.isatty()
+    progress = (lambda message: print(f"\r\033[K{message}", end="", file=sys.stderr)) if interactive else None
+    report = drift.compute(opset, closure=not args.no_closure, progress=progress)
+    if interactive:
+        print("\r\033[K", end="", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(drift.render_text(report))
+    return 1 if report.drifted else 0

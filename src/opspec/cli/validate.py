@@ -1,0 +1,37 @@
+"""``opspec validate [--opset PATH]``."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from .. import resources
+from ..validate import validate
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check the opset data against its schemas, itself and the installed torch",
+        description="Check every opset version: JSON Schema, duplicates, lifecycle, closure of "
+        "decomposition targets, released-version digests, and the installed torch's schemas.",
+    )
+    parser.add_argument("--opset", type=Path, metavar="PATH", help="opset folder to check (default: the bundled one)")
+    parser.add_argument("--no-torch", action="store_true", help="skip the checks that need torch")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    root = args.opset or resources.opset_root()
+    if not (root / "versions.yaml").is_file():
+        print(f"{root}: not an opset folder (no versions.yaml)", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    report = validate(root, use_torch=not args.no_torch)
+    for finding in report.findings:
+        print(finding)
+    elapsed = time.perf_counter() - started
+    versions = ", ".join(report.checked_versions) or "none"
+    summary = f"{len(report.findings)} finding(s) in {root} (versions: {versions}; {elapsed:.1f}s)"
+    print(summary, file=sys.stderr if report.findings else sys.stdout)
+    return report.exit_code

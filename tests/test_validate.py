@@ -1,0 +1,181 @@
+"""`opspec validate` on the real opset and on copies broken in the ways people break files."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from opspec import load, resources
+from opspec.cli import main
+from opspec.validate import validate
+
+VERSION = "2026.11"
+FINDING = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def findings_for(output: str, path: Path) -> list[re.Match]:
+    matches = [FINDING.match(line) for line in output.splitlines()]
+    return [m for m in matches if m and Path(m["path"]) == path]
+
+
+def line_of(path: Path, needle: str) -> int:
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def test_repository_opset_is_clean():
+    report = validate(resources.opset_root())
+    assert [str(f) for f in report.findings] == []
+    assert report.exit_code == 0
+    assert report.checked_versions == [VERSION]
+
+
+def test_opset_holds_exactly_the_core_tagged_overloads():
+    from opspec import torch_bridge
+
+    opset = load.load_opset(VERSION)
+    assert len(opset.ops) == 193
+    if torch_bridge.torch_module().__version__.startswith("2.13"):
+        assert {op.name for op in opset.ops} == set(torch_bridge.core_tagged())
+
+
+def test_at_least_sixty_rules_with_declared_targets():
+    opset = load.load_opset(VERSION)
+    assert len(opset.rules) >= 60
+    assert all(rule.targets and rule.formula and rule.rationale for rule in opset.rules)
+
+
+def test_altered_schema_string(opset_copy, capsys):
+    ops = opset_copy / VERSION / "core_ops.yaml"
+    text = ops.read_text()
+    ops.write_text(text.replace("schema: aten::abs(Tensor self) -> Tensor", "schema: aten::abs(Tensor self, int extra) -> Tensor"))
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 1
+    [hit] = findings_for(out, ops)
+    assert int(hit["line"]) == line_of(ops, "aten::abs(Tensor self, int extra)")
+    assert "schema differs from torch" in hit["message"] and "aten::abs(Tensor self) -> Tensor" in hit["message"]
+
+
+def test_unknown_key(opset_copy, capsys):
+    rules = opset_copy / VERSION / "decompositions.yaml"
+    text = rules.read_text()
+    first_formula = text.index("    formula:")
+    rules.write_text(text[:first_formula] + "    formulla: typo\n" + text[first_formula:])
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 1
+    [hit] = findings_for(out, rules)
+    assert int(hit["line"]) == line_of(rules, "formulla: typo")
+    assert "unknown key 'formulla'" in hit["message"]
+
+
+def test_duplicate_op(opset_copy, capsys):
+    ops = opset_copy / VERSION / "core_ops.yaml"
+    lines = ops.read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("  - name: aten::abs\n"))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("  - name:"))
+    ops.write_text("".join(lines[:end] + lines[start:end] + lines[end:]))
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 1
+    hits = [h for h in findings_for(out, ops) if "duplicate op aten::abs" in h["message"]]
+    assert len(hits) == 1 and int(hits[0]["line"]) == end + 1
+
+
+def test_truncated_file(opset_copy, capsys):
+    ops = opset_copy / VERSION / "core_ops.yaml"
+    raw = ops.read_bytes()
+    ops.write_bytes(raw[: len(raw) // 2] + b"\n  - name: [unclosed\n")
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 2
+    [hit] = findings_for(out, ops)
+    assert "invalid YAML" in hit["message"] and int(hit["line"]) > 1
+
+
+def test_empty_file(opset_copy, capsys):
+    rules = opset_copy / VERSION / "decompositions.yaml"
+    rules.write_text("")
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 2
+    [hit] = findings_for(out, rules)
+    assert hit["line"] == "1" and "file is empty" in hit["message"]
+
+
+def test_non_utf8_file(opset_copy, capsys):
+    ops = opset_copy / VERSION / "core_ops.yaml"
+    raw = ops.read_bytes()
+    at = raw.index(b"rationale:", 2000)
+    ops.write_bytes(raw[:at] + b"rationale: caf\xe9 \xff\n    " + raw[at:])
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 2
+    [hit] = findings_for(out, ops)
+    assert "not valid UTF-8" in hit["message"]
+    assert int(hit["line"]) == raw[:at].count(b"\n") + 1
+
+
+def test_unknown_op_gets_a_suggestion(opset_copy, capsys):
+    rules = opset_copy / VERSION / "decompositions.yaml"
+    text = rules.read_text()
+    rules.write_text(text.replace("aten::mul.Tensor", "aten::mull.Tensor", 1))
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 1
+    assert any("did you mean aten::mul.Tensor?" in h["message"] for h in findings_for(out, rules))
+
+
+def test_non_core_target_breaks_closure(opset_copy, capsys):
+    rules = opset_copy / VERSION / "decompositions.yaml"
+    text = rules.read_text()
+    rules.write_text(text.replace("aten::mul.Tensor", "aten::addcmul", 1))
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 1
+    assert any("is not a core op of this version (closure)" in h["message"] for h in findings_for(out, rules))
+
+
+def test_functional_only_rule_needs_an_exception(opset_copy, capsys):
+    ops = opset_copy / VERSION / "core_ops.yaml"
+    text = ops.read_text()
+    start = text.index("  - name: aten::resize_\n")
+    block_end = text.index("  - name:", start + 10)
+    block = text[start:block_end]
+    exc_start = block.index("    exceptions:")
+    exc_end = block.index("    testing:") if "    testing:" in block else len(block)
+    ops.write_text(text[:start] + block[:exc_start] + block[exc_end:] + text[block_end:])
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    assert code == 1
+    assert any("aten::resize_ is an in-place or out= variant" in h["message"] for h in findings_for(out, ops))
+
+
+def test_released_version_is_immutable(opset_copy, capsys):
+    index = opset_copy / "versions.yaml"
+    digest = load.version_digest(opset_copy, VERSION)
+    index.write_text(index.read_text().replace("status: draft", f"status: released\n    released: '2026-11-21'\n    digest: {digest}"))
+    assert run_cli(capsys, "validate", "--opset", str(opset_copy), "--no-torch")[0] == 0
+    ops = opset_copy / VERSION / "core_ops.yaml"
+    ops.write_text(ops.read_text().replace("category: reduction", "category: misc", 1))
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy), "--no-torch")
+    assert code == 1
+    assert any("has changed since its release" in h["message"] for h in findings_for(out, index))
+
+
+def test_not_an_opset_folder(tmp_path, capsys):
+    code, out = run_cli(capsys, "validate", "--opset", str(tmp_path))
+    assert code == 2 and "not an opset folder" in out
+
+
+def test_bad_data_never_shows_a_traceback(opset_copy):
+    (opset_copy / VERSION / "core_ops.yaml").write_bytes(b"opset: '2026.11'\nops: [\xff")
+    result = subprocess.run(
+        [sys.executable, "-m", "opspec", "validate", "--opset", str(opset_copy)], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "core_ops.yaml:2:" in result.stdout
