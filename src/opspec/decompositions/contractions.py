@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import aten
+from ._common import aten, cast, compute_dtype
 
 
 def _unsqueeze_all(t: torch.Tensor, dims) -> torch.Tensor:
@@ -18,11 +18,17 @@ def _unsqueeze_all(t: torch.Tensor, dims) -> torch.Tensor:
 
 
 def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim: int = 1):
-    """unroll_dim only steers how eager loops over the product; it does not change the value."""
+    """unroll_dim only steers how eager loops over the product; it does not change the value.
+
+    Half-precision inputs are multiplied and summed in float32 (eager accumulates its
+    matmuls in float32 too); the sum keeps the input dtype, as eager does for integers.
+    """
+    out_dtype = i1.dtype  # eager returns i1.dtype even for mixed inputs
+    work = compute_dtype(out_dtype)
     product = aten.mul.Tensor(
-        aten.mul.Tensor(_unsqueeze_all(i1, expand1), _unsqueeze_all(i2, expand2)),
-        _unsqueeze_all(i3, expand3),
+        aten.mul.Tensor(_unsqueeze_all(cast(i1, work), expand1), _unsqueeze_all(cast(i2, work), expand2)),
+        _unsqueeze_all(cast(i3, work), expand3),
     )
-    if len(sumdim) == 0:
-        return product
-    return aten.sum.dim_IntList(product, list(sumdim), False)
+    if len(sumdim) != 0:
+        product = aten.sum.dim_IntList(product, list(sumdim), False, dtype=work)
+    return cast(product, out_dtype)

@@ -26,27 +26,28 @@ def _unary_float(self: torch.Tensor):
 
 
 def expm1(self: torch.Tensor) -> torch.Tensor:
-    """exp(x) - 1 without cancellation (Kahan): (u - 1) * x / log(u) with u = exp(x)."""
+    """exp(x) - 1 without cancellation (Kahan): (u - 1) * x / log(u) with u = exp(x), for |x| < 1."""
     x, out_dtype = _unary_float(self)
     u = aten.exp.default(x)
     um1 = aten.sub.Scalar(u, 1)
     ratio = aten.div.Tensor(aten.mul.Tensor(um1, x), aten.log.default(u))
-    # u == 1: x is tiny, expm1(x) == x (keeps -0.0); u - 1 == -1: underflow, result -1;
-    # u == inf: the ratio would be inf/inf.
-    result = aten.where.self(aten.eq.Scalar(u, 1), x, ratio)
-    result = aten.where.self(aten.eq.Scalar(um1, -1), um1, result)
-    result = aten.where.self(aten.eq.Scalar(u, math.inf), u, result)
+    # u == 1: x is tiny and expm1(x) == x (this keeps -0.0).
+    small = aten.where.self(aten.eq.Scalar(u, 1), x, ratio)
+    # |x| >= 1 (and inf, nan): u - 1 has no cancellation, and the product could overflow.
+    result = aten.where.self(aten.lt.Scalar(aten.abs.default(x), 1), small, um1)
     return cast(result, out_dtype)
 
 
 def log1p(self: torch.Tensor) -> torch.Tensor:
-    """log(1 + x) without cancellation (Goldberg): log(u) * x / (u - 1) with u = 1 + x."""
+    """log(1 + x) without cancellation (Goldberg): log(u) * x / (u - 1) with u = 1 + x, for |x| < 1."""
     x, out_dtype = _unary_float(self)
     u = aten.add.Scalar(x, 1)
-    ratio = aten.div.Tensor(aten.mul.Tensor(aten.log.default(u), x), aten.sub.Scalar(u, 1))
-    # u == 1: x below half an ulp of 1, log1p(x) == x (keeps -0.0); x == inf: inf * inf / inf.
-    result = aten.where.self(aten.eq.Scalar(u, 1), x, ratio)
-    result = aten.where.self(aten.eq.Scalar(x, math.inf), x, result)
+    log_u = aten.log.default(u)
+    ratio = aten.div.Tensor(aten.mul.Tensor(log_u, x), aten.sub.Scalar(u, 1))
+    # u == 1: x below half an ulp of 1, log1p(x) == x (keeps -0.0).
+    small = aten.where.self(aten.eq.Scalar(u, 1), x, ratio)
+    # |x| >= 1 (and inf, nan): 1 + x loses nothing that matters, and the product could overflow.
+    result = aten.where.self(aten.lt.Scalar(aten.abs.default(x), 1), small, log_u)
     return cast(result, out_dtype)
 
 
@@ -128,7 +129,13 @@ def _div_floor_float(a, b):
     true_div = aten.div.Tensor(a, b)
     # div == 0: a zero carrying the sign of a / b.
     floordiv = aten.where.self(aten.eq.Scalar(div, 0), aten.mul.Scalar(true_div, 0), floordiv)
-    return aten.where.self(aten.eq.Scalar(b, 0), true_div, floordiv)
+    # a / b overflows (finite a, nonzero b): eager's scalar fmod still yields +-inf, while the
+    # vectorized aten::fmod returns nan for such huge ratios; take the quotient itself.
+    overflow = aten.logical_and.default(
+        aten.isinf.default(true_div), aten.logical_not.default(aten.isinf.default(a))
+    )
+    special = aten.logical_or.default(aten.eq.Scalar(b, 0), overflow)
+    return aten.where.self(special, true_div, floordiv)
 
 
 def _div_int(a, b, floor: bool):
@@ -169,10 +176,9 @@ def div_Tensor_mode(self: torch.Tensor, other: torch.Tensor, *, rounding_mode=No
     if out_dtype.is_complex:
         raise NotImplementedError("div with rounding_mode is not defined for complex tensors")
     if out_dtype.is_floating_point:
-        work = compute_dtype(out_dtype)
-        a, b = cast(self, work), cast(other, work)
-        q = _div_floor_float(a, b) if rounding_mode == "floor" else _div_trunc_float(a, b)
-        return cast(q, out_dtype)
+        # No float32 detour for half precision: eager rounds every step in the input dtype.
+        a, b = cast(self, out_dtype), cast(other, out_dtype)
+        return _div_floor_float(a, b) if rounding_mode == "floor" else _div_trunc_float(a, b)
     if out_dtype == torch.bool:
         raise NotImplementedError("div with rounding_mode on bool tensors")
     q = _div_int(cast(self, out_dtype), cast(other, out_dtype), rounding_mode == "floor")
