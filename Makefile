@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test clean
+.PHONY: run test browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,15 @@ run: $(STAMP)
 	$(BIN)/opspec validate
 	$(BIN)/opspec drift
 
-test: $(STAMP)
+# Headless Chromium for the site's browser test, from Debian's packages. Where it
+# cannot be installed (not root, no apt) the browser test skips with the reason.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
+	  echo "chromium not installed: the browser test will be skipped"
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n auto -p no:cacheprovider
 
 clean:

@@ -75,7 +75,7 @@ def _subject(opset, op, candidate, implementation, hints, targets, is_random) ->
 def dtypes_for(subject: Subject, requested: list[str] | None = None) -> tuple[torch.dtype, ...]:
     if requested:
         return tuple(strategies.dtype_of(name) for name in requested)
-    return strategies.test_dtypes(subject.op, subject.hints)
+    return strategies.dtypes_under_test(subject.op, subject.hints)
 
 
 # ---- failures ----

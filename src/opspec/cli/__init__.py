@@ -18,6 +18,11 @@ COMMANDS = (
     "validate",
     "drift",
     "browse",
+    "proposal",
+    "release",
+    "diff",
+    "site",
+    "coverage",
 )
 
 

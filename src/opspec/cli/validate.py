@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import resources
+from .. import load, manifests, resources
 from ..validate import validate
 
 
@@ -18,6 +18,9 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--opset", type=Path, metavar="PATH", help="opset folder to check (default: the bundled one)")
     parser.add_argument("--no-torch", action="store_true", help="skip the checks that need torch")
+    parser.add_argument(
+        "--backends", type=Path, metavar="DIR", help="backend lowering manifests to check too (default: the bundled ones)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -28,6 +31,10 @@ def run(args) -> int:
         return 2
     started = time.perf_counter()
     report = validate(root, use_torch=not args.no_torch)
+    if report.exit_code == 0:
+        # Manifests name ops of an opset version, so they are judged only against clean data.
+        backends = args.backends or manifests.backends_dir()
+        report.findings += manifests.manifest_findings(backends, lambda version: load.load_opset(version, root))
     for finding in report.findings:
         print(finding)
     elapsed = time.perf_counter() - started

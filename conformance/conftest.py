@@ -1,0 +1,49 @@
+"""pytest entry of the conformance suite: options, hypothesis profiles, devices.
+
+    pytest conformance/                         # the ci profile, CPU (+ CUDA when present)
+    pytest conformance/ --hypothesis-profile=thorough --opset 2026.11
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, Phase, settings
+
+# ci: derandomized and bounded, so every run checks the same inputs and fails the same way.
+settings.register_profile(
+    "ci",
+    max_examples=20,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "dev",
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=1000,
+    deadline=None,
+    phases=tuple(Phase),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("OPSPEC_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+NO_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available on this machine")
+
+
+def device_params() -> list:
+    """cpu always; cuda as a case that shows up skipped, with the reason, where it is absent."""
+    return [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=NO_CUDA)]
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("opspec")
+    group.addoption("--opset", action="store", default=None, metavar="V", help="opset version to check (default: newest)")

@@ -1,0 +1,38 @@
+"""``opspec diff V1 V2``: the changelog between two opset versions."""
+from __future__ import annotations
+
+import json
+import os
+
+from .. import changelog, load, workspace
+from ..proposals import check as checking
+from . import UsageError
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("diff", help="changelog between two opset versions")
+    parser.add_argument("old", metavar="V1")
+    parser.add_argument("new", metavar="V2")
+    parser.add_argument("--format", choices=("md", "json"), default="md")
+    parser.add_argument("--root", metavar="DIR", help="repository root (default: the checkout around the cwd)")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    ws = workspace.find(args.root)
+    if not (ws.opset / "versions.yaml").is_file():
+        raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
+    old = load.load_opset(args.old, ws.opset)
+    new = load.load_opset(args.new, ws.opset)
+    proposals = [p.proposal for p in checking.load_all(ws.proposals) if p.proposal is not None]
+    paths = {p.id: p.path for p in proposals}
+    log = changelog.diff(old, new, changelog.attributions_from(proposals, new.version))
+    if args.format == "json":
+        print(json.dumps(changelog.to_json(log), indent=2))
+    else:
+        def link(number: int) -> str | None:
+            path = paths.get(number)
+            return os.path.relpath(path) if path else None
+
+        print(changelog.to_markdown(log, link=link), end="")
+    return 0

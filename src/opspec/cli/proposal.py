@@ -1,0 +1,182 @@
+"""``opspec proposal new|check|list|set-status``: write, check and move proposals."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+import sys
+from pathlib import Path
+
+from .. import atomic, workspace
+from ..load import Finding
+from ..proposals import check as checking
+from ..proposals import edit
+from ..proposals.model import STATUSES, TYPES
+from ..proposals.opsetview import read_index
+from ..proposals.parse import parse_file
+from ..proposals.scaffold import create
+from ..proposals.transitions import move_problem
+from ..yamlio import DataError, Mark
+from . import UsageError
+
+OP_RE = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?$")
+DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("proposal", help="create, check, list and move proposals")
+    parser.add_argument("--root", metavar="DIR", help="repository root (default: the checkout around the cwd)")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    new = actions.add_parser("new", help="scaffold a proposal with the next free id")
+    new.add_argument("--type", required=True, choices=TYPES)
+    new.add_argument("--title", required=True)
+    new.add_argument("--op", metavar="OP", help="the qualified op it is about, e.g. aten::bucketize.Tensor")
+    new.add_argument("--author", help="default: git config user.name")
+    new.set_defaults(func=run_new)
+
+    chk = actions.add_parser("check", help="check proposals (default: all of them)")
+    chk.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    chk.add_argument("--base", metavar="GIT_REF", help="also check every status move since this commit")
+    chk.add_argument("--no-torch", action="store_true", help="skip the checks that need the installed torch")
+    chk.set_defaults(func=run_check)
+
+    lst = actions.add_parser("list", help="list proposals")
+    lst.add_argument("--status", choices=STATUSES)
+    lst.add_argument("--format", choices=("table", "json"), default="table")
+    lst.set_defaults(func=run_list)
+
+    move = actions.add_parser("set-status", help="move a proposal to a new status (front matter only)")
+    move.add_argument("id", type=int, metavar="ID")
+    move.add_argument("status", choices=[s for s in STATUSES], metavar="STATUS")
+    move.add_argument("--resolution", help="the decision and where it was taken")
+    move.add_argument("--target-version", metavar="V")
+    move.add_argument("--superseded-by", type=int, metavar="ID")
+    move.add_argument("--date", help="date for `updated` (default: today)")
+    move.set_defaults(func=run_set_status)
+
+
+def _ws(args) -> workspace.Workspace:
+    ws = workspace.find(args.root)
+    if not (ws.opset / "versions.yaml").is_file():
+        raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
+    return ws
+
+
+def _today(value: str | None) -> str:
+    if value is None:
+        return _dt.date.today().isoformat()
+    if not DATE_RE.match(value):
+        raise UsageError(f"--date {value!r} is not YYYY-MM-DD")
+    return value
+
+
+def run_new(args) -> int:
+    ws = _ws(args)
+    if args.op and not OP_RE.match(args.op):
+        raise UsageError(f"--op {args.op!r} is not a qualified op name such as aten::bucketize.Tensor")
+    title = args.title.strip()
+    if len(title) < 5 or "\n" in title or len(title) > 120:
+        raise UsageError("--title must be one line of 5 to 120 characters")
+    if args.type != "process" and not args.op:
+        raise UsageError(f"a {args.type} proposal needs --op")
+    path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author)
+    print(checking.display_path(path))
+    return 0
+
+
+def run_check(args) -> int:
+    ws = _ws(args)
+    for path in args.files:
+        if not path.is_file():
+            raise UsageError(f"{path}: no such file")
+    try:
+        result = checking.check(
+            ws.proposals, ws.opset, files=args.files or None, base=args.base, use_torch=not args.no_torch
+        )
+    except checking.GitError as err:
+        raise UsageError(str(err)) from None
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for finding in result.findings:
+        print(finding)
+    count = len(result.files)
+    if result.findings:
+        print(f"{len(result.findings)} finding(s) in {count} proposal(s)", file=sys.stderr)
+        return 1
+    print(f"{count} proposal(s) checked, no findings", file=sys.stderr)
+    return 0
+
+
+def run_list(args) -> int:
+    ws = _ws(args)
+    rows = []
+    for parsed in checking.load_all(ws.proposals):
+        p = parsed.proposal
+        if p is None:
+            print(f"{parsed.findings[0] if parsed.findings else parsed.display}: skipped (run `opspec proposal check`)", file=sys.stderr)
+            continue
+        if args.status and p.status != args.status:
+            continue
+        rows.append({"id": p.id, "status": p.status, "type": p.type, "target_version": p.target_version,
+                     "title": p.title, "path": parsed.display})
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        target = row["target_version"] or "-"
+        print(f"{row['id']:04d}  {row['status']:<11}  {row['type']:<13}  {target:<7}  {row['title']}")
+    return 0
+
+
+def _find(ws: workspace.Workspace, number: int) -> Path:
+    matches = sorted(ws.proposals.glob(f"{number:04d}-*.md"))
+    if not matches:
+        raise UsageError(f"no proposal {number:04d} in {checking.display_path(ws.proposals)}")
+    if len(matches) > 1:
+        raise UsageError(f"proposal id {number:04d} is used by {len(matches)} files: {', '.join(p.name for p in matches)}")
+    return matches[0]
+
+
+def run_set_status(args) -> int:
+    ws = _ws(args)
+    path = _find(ws, args.id)
+    display = checking.display_path(path)
+    parsed = parse_file(path, display)
+    if parsed.proposal is None:
+        for finding in parsed.findings:
+            print(finding, file=sys.stderr)
+        return 2
+    p = parsed.proposal
+    try:
+        index = read_index(ws.opset)
+    except DataError as err:
+        print(err, file=sys.stderr)
+        return 2
+    if args.status == "implemented":
+        print(f"{parsed.mark('status')}: status implemented is set only by `opspec release`", file=sys.stderr)
+        return 1
+    problem = move_problem(p.status, args.status, target_released=index.get(p.target_version or "") == "released")
+    if problem:
+        print(f"{parsed.mark('status')}: {problem}", file=sys.stderr)
+        return 1
+    if args.target_version is not None and args.target_version not in index and not re.match(r"^[0-9]{4}\.(0[1-9]|1[0-2])$", args.target_version):
+        raise UsageError(f"--target-version {args.target_version!r} is not a YYYY.MM version")
+    updates: dict[str, object] = {"status": args.status, "updated": _today(args.date)}
+    if args.resolution is not None:
+        updates["resolution"] = args.resolution
+    if args.target_version is not None:
+        updates["target_version"] = args.target_version
+    if args.superseded_by is not None:
+        updates["superseded_by"] = args.superseded_by
+    text = edit.set_fields(parsed.text, display, updates)
+    # Check the result as a whole before anything is written: the move may need fields set.
+    result = checking.check(ws.proposals, ws.opset, files=[path], check_changes=False, replace={path: text})
+    problems = result.findings
+    if problems:
+        for finding in problems:
+            print(finding, file=sys.stderr)
+        return 1
+    atomic.write_text(path, text)
+    print(f"{display}: {p.status} -> {args.status}")
+    return 0

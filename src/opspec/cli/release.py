@@ -1,0 +1,46 @@
+"""``opspec release VERSION``: apply the proposals accepted for VERSION and seal it."""
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+
+from .. import release, workspace
+from . import UsageError
+from .proposal import DATE_RE
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("release", help="apply accepted proposals and seal an opset version")
+    parser.add_argument("version", metavar="VERSION", help="YYYY.MM")
+    parser.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
+    parser.add_argument("--date", help="release date (default: today)")
+    parser.add_argument("--root", metavar="DIR", help="repository root (default: the checkout around the cwd)")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    ws = workspace.find(args.root)
+    if not (ws.opset / "versions.yaml").is_file():
+        raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
+    date = args.date or _dt.date.today().isoformat()
+    if not DATE_RE.match(date):
+        raise UsageError(f"--date {date!r} is not YYYY-MM-DD")
+    try:
+        plan = release.plan(ws, args.version, date)
+    except release.ReleaseError as err:
+        for finding in err.findings:
+            print(finding, file=sys.stderr)
+        return 1
+    if plan is None:
+        print(f"opset {args.version} is already released; nothing changed")
+        return 0
+    for proposal, done in plan.applied:
+        print(f"proposal {proposal.label} ({proposal.title}): {'; '.join(done) or 'no data changes'}")
+    print(f"{len(plan.applied)} proposal(s) for {plan.version} (from {plan.base}), digest {plan.digest}")
+    if args.dry_run:
+        for path in plan.writes:
+            print(f"would write {path}")
+        return 0
+    release.commit(plan)
+    print(f"released opset {plan.version}")
+    return 0

@@ -1,0 +1,1 @@
+"""The documentation site: Markdown pages generated from the data, then built by mkdocs."""

@@ -1,0 +1,83 @@
+"""Read published conformance results (conformance/results/*.json) without trusting their shape.
+
+The report format is young; anything that is not understood becomes a note on
+the scoreboard rather than a failed build.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LIST_KEYS = ("results", "cases", "tests", "records")
+OP_KEYS = ("op", "operator", "name")
+STATUS_KEYS = ("status", "outcome", "result")
+
+
+@dataclass(frozen=True)
+class Record:
+    backend: str
+    op: str
+    dtype: str
+    device: str
+    status: str
+
+
+@dataclass
+class Results:
+    records: list[Record] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: int = 0
+
+    def backends(self) -> list[str]:
+        return sorted({r.backend for r in self.records})
+
+    def for_op(self, op: str) -> list[Record]:
+        return [r for r in self.records if r.op == op]
+
+
+def _text(entry: dict, keys: tuple[str, ...], default: str = "") -> str:
+    for key in keys:
+        value = entry.get(key)
+        if isinstance(value, (str, int, float)) and str(value).strip():
+            return str(value).strip()[:200]
+    return default
+
+
+def read(folder: Path) -> Results:
+    results = Results()
+    if not folder.is_dir():
+        return results
+    for path in sorted(folder.glob("*.json")):
+        results.files += 1
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            results.notes.append(f"{path.name}: not readable JSON ({type(err).__name__})")
+            continue
+        if not isinstance(data, dict):
+            results.notes.append(f"{path.name}: expected a JSON object")
+            continue
+        backend = _text(data, ("backend", "name"), path.stem)
+        if isinstance(data.get("backend"), dict):
+            backend = _text(data["backend"], ("name",), path.stem)
+        items = next((data[k] for k in LIST_KEYS if isinstance(data.get(k), list)), None)
+        if items is None:
+            results.notes.append(f"{path.name}: no list of results found")
+            continue
+        skipped = 0
+        for item in items:
+            if not isinstance(item, dict) or not _text(item, OP_KEYS):
+                skipped += 1
+                continue
+            results.records.append(Record(
+                backend=backend,
+                op=_text(item, OP_KEYS),
+                dtype=_text(item, ("dtype",), "any"),
+                device=_text(item, ("device",), _text(data, ("device",), "any")),
+                status=_text(item, STATUS_KEYS, "unknown"),
+            ))
+        if skipped:
+            results.notes.append(f"{path.name}: {skipped} entries without an op were skipped")
+    return results

@@ -1,0 +1,123 @@
+"""Facts about ops that drawing needs: data only, no logic.
+
+``BUILTIN_HINTS`` are testing hints in the YAML's own format, for ops whose
+schema alone does not say how to build a valid call. They apply under the
+opset's hints: any field the opset sets for an op wins, so these are the floor
+the strategies stand on while the YAML is being written, and the reference for
+what it should say.
+
+Hint conventions the strategies read:
+- ``shapes``: a symbol shared by two tensors is one size; symbols range over
+  [0, 4] (zero only in some examples), or over ``domain[symbol]`` when given.
+- ``domain``: an argument's values (per element for lists), or a shape symbol's sizes.
+- ``choices``: values for a non-tensor argument; ScalarType, Layout and
+  MemoryFormat choices are spelled as torch attribute names ("float64").
+"""
+from __future__ import annotations
+
+INTEGER_DTYPES = ["int64", "int32", "int16", "int8", "uint8", "bool"]
+POSITIVE_SIZE = "[1, 4]"
+ANY_MEMORY_FORMAT = [None, "contiguous_format", "preserve_format"]
+
+BUILTIN_HINTS: dict[str, dict] = {
+    "aten::_adaptive_avg_pool2d": {
+        "shapes": {"self": ["n", "c", "h", "w"]},
+        "domain": {"c": POSITIVE_SIZE, "h": POSITIVE_SIZE, "w": POSITIVE_SIZE, "output_size": "[1, 4]"},
+    },
+    "aten::_adaptive_avg_pool2d_backward": {
+        "shapes": {"grad_output": ["n", "c", "oh", "ow"], "self": ["n", "c", "h", "w"]},
+        "domain": {s: POSITIVE_SIZE for s in ("c", "h", "w", "oh", "ow")},
+    },
+    "aten::_adaptive_avg_pool3d": {
+        "shapes": {"self": ["n", "c", "d", "h", "w"]},
+        "domain": {"c": POSITIVE_SIZE, "d": POSITIVE_SIZE, "h": POSITIVE_SIZE, "w": POSITIVE_SIZE, "output_size": "[1, 3]"},
+    },
+    "aten::adaptive_avg_pool1d": {
+        "shapes": {"self": ["n", "c", "l"]},
+        "domain": {"c": POSITIVE_SIZE, "l": POSITIVE_SIZE, "output_size": "[1, 4]"},
+    },
+    "aten::_cdist_forward": {
+        "shapes": {"x1": ["b", "i", "m"], "x2": ["b", "j", "m"]},
+        "domain": {"p": "[0, 3]"},
+        "choices": {"compute_mode": [None, 0, 1, 2]},
+    },
+    "aten::_pdist_forward": {"ranks": {"self": [2, 2]}, "domain": {"p": "[0, 3]"}},
+    "aten::_local_scalar_dense": {"ranks": {"self": [0, 0]}},
+    "aten::_log_softmax": {"choices": {"half_to_float": [False]}},  # True is for CUDA half inputs only
+    "aten::_softmax": {"choices": {"half_to_float": [False]}},
+    "aten::_native_batch_norm_legit": {"domain": {"eps": "(0, 0.001]", "momentum": "[0, 1]"}},
+    "aten::_native_batch_norm_legit.no_stats": {"domain": {"eps": "(0, 0.001]", "momentum": "[0, 1]"}},
+    "aten::_native_batch_norm_legit_no_training": {"domain": {"eps": "(0, 0.001]", "momentum": "[0, 1]"}},
+    "aten::_to_copy": {"choices": {"memory_format": ANY_MEMORY_FORMAT}},
+    "aten::clone": {"choices": {"memory_format": ANY_MEMORY_FORMAT}},
+    "aten::full_like": {"choices": {"memory_format": ANY_MEMORY_FORMAT}},
+    "aten::addmm": {"shapes": {"self": ["m", "n"], "mat1": ["m", "k"], "mat2": ["k", "n"]}},
+    "aten::mm": {"shapes": {"self": ["m", "k"], "mat2": ["k", "n"]}},
+    "aten::bmm": {"shapes": {"self": ["b", "m", "k"], "mat2": ["b", "k", "n"]}},
+    "aten::copy": {"shapes": {"self": ["a", "b", "c"], "src": ["b", "c"]}},
+    "aten::grid_sampler_2d": {
+        "shapes": {"input": ["n", "c", "h", "w"], "grid": ["n", "ho", "wo", 2]},
+        "domain": {"h": POSITIVE_SIZE, "w": POSITIVE_SIZE, "grid": "[-1.5, 1.5]"},
+        "choices": {"interpolation_mode": [0, 1, 2], "padding_mode": [0, 1, 2]},
+    },
+    "aten::native_dropout": {"domain": {"p": "[0, 1]"}},
+    "aten::reflection_pad1d": {
+        "shapes": {"self": ["n", "c", "w"]},
+        "domain": {"n": "[1, 2]", "c": "[1, 2]", "w": "[3, 5]", "padding": "[0, 2]"},
+    },
+    "aten::reflection_pad2d": {
+        "shapes": {"self": ["n", "c", "h", "w"]},
+        "domain": {"n": "[1, 2]", "c": "[1, 2]", "h": "[3, 4]", "w": "[3, 4]", "padding": "[0, 2]"},
+    },
+    "aten::reflection_pad3d": {
+        "shapes": {"self": ["n", "c", "d", "h", "w"]},
+        "domain": {"n": "[1, 1]", "c": "[1, 1]", "d": "[3, 3]", "h": "[3, 4]", "w": "[3, 4]", "padding": "[0, 2]"},
+    },
+    "aten::replication_pad2d": {
+        "shapes": {"self": ["n", "c", "h", "w"]},
+        "domain": {"n": "[1, 2]", "c": "[1, 2]", "h": POSITIVE_SIZE, "w": POSITIVE_SIZE, "padding": "[0, 2]"},
+    },
+    "aten::replication_pad3d": {
+        "shapes": {"self": ["n", "c", "d", "h", "w"]},
+        "domain": {"n": "[1, 1]", "c": "[1, 2]", "d": "[1, 3]", "h": "[1, 3]", "w": "[1, 3]", "padding": "[0, 2]"},
+    },
+    "aten::gelu": {"choices": {"approximate": ["none", "tanh"]}},
+    "aten::div.Tensor_mode": {"choices": {"rounding_mode": [None, "trunc", "floor"]}},
+    "aten::div.Scalar_mode": {"choices": {"rounding_mode": [None, "trunc", "floor"]}},
+    "aten::randperm": {"domain": {"n": "[0, 8]"}},
+    "aten::slice.Tensor": {"ranks": {"self": [1, 3]}},
+    "aten::sym_size.int": {"ranks": {"self": [1, 3]}},
+    "aten::sym_stride.int": {"ranks": {"self": [1, 3]}},
+    "aten::_fft_c2r": {"dtypes": ["complex64", "complex128"]},
+    "aten::_fft_r2c": {"dtypes": ["float32", "float64"]},
+    **{f"aten::bitwise_{name}": {"dtypes": INTEGER_DTYPES}
+       for name in ("and.Scalar", "and.Tensor", "or.Scalar", "or.Tensor", "xor.Scalar", "xor.Tensor", "not")},
+}
+
+# Ops that pick elements: their inputs repeat values often, so tie-breaking is exercised.
+PICKS_ELEMENTS = frozenset({
+    "aten::amax", "aten::amin", "aten::argmax", "aten::argmin", "aten::max.dim", "aten::min.dim",
+    "aten::sort", "aten::topk", "aten::maximum", "aten::minimum", "aten::clamp", "aten::clamp.Tensor",
+    "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices", "aten::max_pool2d_with_indices_backward",
+    "aten::nonzero", "aten::eq.Tensor", "aten::ne.Tensor", "aten::ge.Tensor", "aten::le.Tensor",
+})
+
+# Ops whose kernels reject zero-size inputs (a reduction with no identity, an FFT of nothing).
+REJECTS_EMPTY = frozenset({
+    "aten::amax", "aten::amin", "aten::argmax", "aten::argmin", "aten::max.dim", "aten::min.dim",
+    "aten::_fft_r2c", "aten::_fft_c2r",
+})
+
+# CPU kernels that refuse strided inputs outright.
+CONTIGUOUS_ONLY = frozenset({"aten::_pdist_forward", "aten::native_group_norm"})
+
+# Integer division by zero raises instead of giving inf: the divisor avoids 0 for integer dtypes.
+INTEGER_DIVISOR = {
+    "aten::div.Tensor_mode": "other", "aten::div.Scalar_mode": "other",
+    "aten::fmod.Tensor": "other", "aten::fmod.Scalar": "other",
+    "aten::remainder.Tensor": "other", "aten::remainder.Scalar": "other",
+}
+
+# Argument names whose tensors are masks whatever dtype is under test.
+BOOL_TENSOR_NAMES = frozenset({"condition", "mask"})
+DIM_NAMES = frozenset({"dim", "dims", "dim0", "dim1", "dim2"})

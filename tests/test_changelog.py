@@ -1,0 +1,61 @@
+"""The changelog between two versions: every kind of change, each with its proposals."""
+from __future__ import annotations
+
+from opspec import changelog
+from opspec.model import CoreOp, DecompositionRule, Opset, VersionInfo
+
+
+def op(name, status="active", schema=None, proposals=(1,), **extra):
+    return CoreOp(name=name, schema=schema or f"{name}(Tensor self) -> Tensor", category="misc", status=status,
+                  since="2026.11", rationale="r" * 20, proposals=tuple(proposals), **extra)
+
+
+def rule(name, formula="f(x)", proposals=(1,), targets=("aten::a",)):
+    return DecompositionRule(op=name, kind="default", targets=targets, formula=formula, rationale="r" * 20,
+                             implementation="torch", origin="opspec", proposals=tuple(proposals))
+
+
+def opset(version, ops, rules=()):
+    return Opset(version, VersionInfo(version, "released", "2.13.0"), tuple(ops), tuple(rules))
+
+
+OLD = opset("2026.11", [op("aten::a"), op("aten::b"), op("aten::c"), op("aten::d", "deprecated", deprecated="2026.11"),
+                        op("aten::gone")],
+            [rule("aten::r1"), rule("aten::r2"), rule("aten::r3")])
+NEW = opset("2026.12", [op("aten::a"), op("aten::b", "deprecated", proposals=(1, 7), deprecated="2026.12"),
+                        op("aten::c", schema="aten::c(Tensor self, int k) -> Tensor", proposals=(1, 8)),
+                        op("aten::d", "removed", proposals=(1, 9), deprecated="2026.11", removed="2026.12"),
+                        op("aten::e", proposals=(6,))],
+            [rule("aten::r1"), rule("aten::r2", formula="g(x)", proposals=(1, 10)), rule("aten::r4", proposals=(11,))])
+
+
+def test_every_kind_of_change():
+    log = changelog.diff(OLD, NEW, {("rule-removed", "aten::r3"): (12,)})
+    found = {(c.kind, c.op): c.proposals for c in log.changes}
+    assert found == {
+        ("added", "aten::e"): (6,),
+        ("deprecated", "aten::b"): (7,),
+        ("schema-changed", "aten::c"): (8,),
+        ("removed", "aten::d"): (9,),
+        ("removed", "aten::gone"): (),
+        ("rule-changed", "aten::r2"): (10,),
+        ("rule-added", "aten::r4"): (11,),
+        ("rule-removed", "aten::r3"): (12,),
+    }
+
+
+def test_markdown_links_proposals_and_ops():
+    log = changelog.diff(OLD, NEW)
+    md = changelog.to_markdown(log, link=lambda n: f"p/{n}.md", op_link=lambda name: f"o/{name}.md")
+    assert md.startswith("## 2026.12 (changes since 2026.11)")
+    assert "- [`aten::e`](o/aten::e.md): misc ([proposal 0006](p/6.md))" in md
+    for heading in ("Added ops", "Deprecated ops", "Removed ops", "Schema changes", "Decomposition rules changed",
+                    "Decomposition rules added", "Decomposition rules removed"):
+        assert f"### {heading}" in md
+
+
+def test_no_changes_and_first_version():
+    assert "No changes." in changelog.to_markdown(changelog.diff(OLD, OLD))
+    first = changelog.diff(None, OLD)
+    assert first.old is None and len(first.of_kind("added")) == 5
+    assert changelog.to_json(first)["from"] is None

@@ -1,0 +1,130 @@
+"""The comparison rule, branch by branch, failures first-class."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from opspec.compare import DEFAULT_TOLERANCES, assert_matches, compare, float64_run, tolerance_for, upcast
+from opspec.model import Tolerance
+
+nan, inf = float("nan"), float("inf")
+
+
+def test_identical_tensors_match_with_zero_error():
+    x = torch.randn(3, 4)
+    result = compare(x.clone(), x)
+    assert result.ok and result.max_abs_error == 0.0 and result.tolerance == DEFAULT_TOLERANCES[torch.float32]
+
+
+@pytest.mark.parametrize("candidate, reference, words", [
+    (torch.zeros(3, dtype=torch.float64), torch.zeros(3), "dtype"),
+    (torch.zeros(3, 1), torch.zeros(3), "shape"),
+    (torch.zeros(1, 3), torch.zeros(3, 1), "shape"),
+    (torch.tensor([nan, 1.0]), torch.tensor([1.0, nan]), "NaN"),
+    (torch.tensor([1.0, 2.0]), torch.tensor([1.0, nan]), "NaN"),
+    (torch.tensor([-inf]), torch.tensor([inf]), "infinity"),
+    (torch.tensor([1e30]), torch.tensor([inf]), "infinity"),
+    (torch.tensor([1, 2]), torch.tensor([1, 3]), "exact"),
+    (torch.tensor([True]), torch.tensor([False]), "exact"),
+])
+def test_mismatches_fail_with_a_reason(candidate, reference, words):
+    result = compare(candidate, reference)
+    assert not result.ok and words in result.message
+    with pytest.raises(AssertionError, match=words):
+        assert_matches(candidate, reference)
+
+
+def test_nan_and_inf_in_the_same_places_match():
+    x = torch.tensor([nan, inf, -inf, 1.0])
+    assert compare(x.clone(), x).ok
+
+
+def test_empty_tensors_match_when_shapes_agree():
+    assert compare(torch.empty(0, 3), torch.empty(0, 3)).ok
+    assert not compare(torch.empty(3, 0), torch.empty(0, 3)).ok
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.complex128])
+def test_error_just_inside_and_just_above_the_tolerance(dtype):
+    rtol, atol = DEFAULT_TOLERANCES[dtype]
+    reference = torch.ones(4, dtype=dtype)
+    allowed = atol + rtol
+    assert compare(reference + 0.5 * allowed, reference).ok
+    result = compare(reference + 2 * allowed, reference)
+    assert not result.ok and result.max_abs_error == pytest.approx(2 * allowed, rel=0.05)
+    assert result.tolerance == (rtol, atol)
+
+
+def test_tolerance_hint_overrides_its_dtype_only():
+    loose = Tolerance("accumulation order differs in the reduction", {"float32": (0.1, 0.1)})
+    reference = torch.ones(3)
+    assert compare(reference * 1.05, reference, tolerance=loose).ok
+    assert not compare(reference * 1.05, reference).ok
+    assert tolerance_for(torch.float64, loose) == DEFAULT_TOLERANCES[torch.float64]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_low_precision_candidate_as_good_as_the_kernel_passes(dtype):
+    x = torch.randn(64, dtype=torch.float64)
+    truth = x.exp()
+    kernel = x.to(dtype).exp()
+    result = compare(kernel.clone(), kernel, float64=truth)
+    assert result.ok and result.kernel_error is not None and result.kernel_error > 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_low_precision_candidate_worse_than_the_kernel_fails(dtype):
+    x = torch.linspace(1, 2, 16, dtype=torch.float64)
+    truth = x * 3
+    kernel = (x.to(dtype) * 3)
+    worse = kernel.clone()
+    worse[5] = worse[5] * 1.05  # far beyond rounding
+    result = compare(worse, kernel, float64=truth)
+    assert not result.ok and "kernel's own" in result.message
+    assert result.kernel_error is not None and result.tolerance == (0.0, 1e-7)
+
+
+def test_low_precision_slack_follows_the_tolerance_hint():
+    x = torch.linspace(1, 2, 16, dtype=torch.float64)
+    kernel = x.to(torch.float16)
+    candidate = kernel + 0.01
+    generous = Tolerance("the decomposition upcasts differently", {"float16": (0.0, 0.05)})
+    assert not compare(candidate, kernel, float64=x).ok
+    assert compare(candidate, kernel, float64=x, tolerance=generous).ok
+
+
+def test_low_precision_without_float64_falls_back_to_rtol_atol():
+    kernel = torch.ones(4, dtype=torch.bfloat16)
+    assert compare(kernel * 1.0078125, kernel).ok  # one bf16 ulp, inside rtol 0.016
+    assert not compare(kernel * 1.25, kernel).ok
+
+
+def test_float64_run_upcasts_low_precision_inputs_and_dtype_arguments():
+    x = torch.randn(5, dtype=torch.float16)
+    out = float64_run(torch.ops.aten._to_copy.default, (x,), {"dtype": torch.float16})
+    assert out.dtype == torch.float64
+    assert upcast([x, 3, torch.bfloat16])[2] == torch.float64
+
+
+def test_nested_outputs_compare_element_wise():
+    values, indices = torch.randn(3), torch.tensor([0, 1, 2])
+    assert compare((values.clone(), indices.clone(), None, 4), (values, indices, None, 4)).ok
+    result = compare((values.clone(), torch.tensor([0, 2, 2])), (values, indices))
+    assert not result.ok and result.path == "[1]"
+    assert not compare([values], (values, indices)).ok
+    assert not compare((values, None), (values, indices)).ok
+
+
+def test_python_numbers_compare_by_kind():
+    assert compare(3, 3).ok and not compare(3, 4).ok
+    assert not compare(True, 1).ok
+    assert compare(1.0 + 1e-12, 1.0).ok and not compare(1.1, 1.0).ok
+    assert compare(nan, nan).ok
+    assert compare(True, True).ok and not compare(False, True).ok
+
+
+def test_metrics_are_reported_on_success():
+    reference = torch.tensor([1.0, 2.0, 4.0])
+    result = compare(reference + torch.tensor([0.0, 1e-6, 0.0]), reference)
+    assert result.ok and result.max_abs_error == pytest.approx(1e-6, rel=0.1)
+    assert result.max_rel_error == pytest.approx(5e-7, rel=0.1)

@@ -1,0 +1,310 @@
+"""`opspec coverage` on the example models, its usage errors, and backend manifests."""
+from __future__ import annotations
+
+import re
+import shutil
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from opspec import coverage, decomp_table, load, manifests, resources
+from opspec.cli import main
+from opspec.model import CoreOp, Opset
+
+VERSION = "2026.11"
+MODELS = "opspec.examples.models"
+REAL_LOAD_OPSET = load.load_opset  # before the fixture below swaps it for the CLI
+FINDING = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
+
+# Worked out by hand from MLP((16, 32, 32, 10)) on a [4, 16] input: each of the three
+# nn.Linear calls is aten::linear, which decomposes to t (-> permute) and addmm on a 2-D
+# input; two relu; log_softmax is the core _log_softmax.
+MLP_OPS = {"aten::addmm": 3, "aten::permute": 3, "aten::relu": 2, "aten::_log_softmax": 1}
+
+
+def _opset_or_core_only() -> Opset:
+    """The real opset; while a version's rules file is absent, its core ops with no rules of its own."""
+    try:
+        return REAL_LOAD_OPSET(VERSION)
+    except load.OpsetError:
+        loaded = load.read(resources.opset_root() / VERSION / "core_ops.yaml", "core_ops.schema.json")
+        assert not loaded.findings, loaded.findings
+        info = next(v for v in load.load_versions() if v.version == VERSION)
+        return Opset(VERSION, info, tuple(CoreOp.from_dict(e) for e in loaded.data["ops"]), ())
+
+
+@pytest.fixture(scope="module")
+def opset() -> Opset:
+    return _opset_or_core_only()
+
+
+@pytest.fixture(scope="module")
+def table(opset):
+    return decomp_table.decomposition_table(opset)
+
+
+@pytest.fixture(autouse=True)
+def _cli_opset(monkeypatch, opset):
+    """The CLI loads the same opset the fixtures use."""
+    monkeypatch.setattr(load, "load_opset", lambda version=None, root=None: opset)
+
+
+@pytest.fixture(scope="module")
+def reports(opset, table) -> dict[str, coverage.Report]:
+    inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
+    built = {}
+    for name in ("mlp", "small_cnn", "transformer_block", "uses_outside_op"):
+        model, inputs = coverage.load_model(f"{MODELS}:{name}")
+        built[name] = coverage.coverage(model, inputs, opset, table, inductor, name)
+    return built
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# -- reports ---------------------------------------------------------------------------
+
+
+def test_mlp_report_matches_the_hand_checked_ops(reports):
+    report = reports["mlp"]
+    assert {use.op: use.count for use in report.ops} == MLP_OPS
+    assert all(use.opset == "core" and use.backend == "lowered" for use in report.ops)
+    assert report.exit_code == 0
+
+
+@pytest.mark.parametrize("name", ["mlp", "small_cnn", "transformer_block"])
+def test_example_models_stay_inside_the_opset(reports, name):
+    report = reports[name]
+    assert [use.op for use in report.ops if use.opset == "outside"] == []
+    assert report.flagged == ()
+
+
+def test_small_cnn_ops(reports):
+    # conv/bn/relu/maxpool twice; global average pool is mean.dim; flatten is view; linear is permute+addmm.
+    assert {use.op: use.count for use in reports["small_cnn"].ops} == {
+        "aten::convolution": 2,
+        "aten::_native_batch_norm_legit_no_training": 2,
+        "aten::relu": 2,
+        "aten::max_pool2d_with_indices": 2,
+        "aten::mean.dim": 1,
+        "aten::view": 1,
+        "aten::permute": 1,
+        "aten::addmm": 1,
+    }
+
+
+def test_transformer_block_core_pieces(reports):
+    counts = {use.op: use.count for use in reports["transformer_block"].ops}
+    # two layer norms, four linears on 3-D inputs (addmm on a flattened view; the
+    # qkv one included), attention as two batched matmuls plus the output projection.
+    assert counts["aten::native_layer_norm"] == 2
+    assert counts["aten::addmm"] == 3
+    assert counts["aten::bmm"] == 3
+    assert counts["aten::_softmax"] == 1
+    assert counts["aten::gelu"] == 1
+
+
+def test_outside_op_model_is_flagged(reports):
+    report = reports["uses_outside_op"]
+    flagged = {use.op: use for use in report.flagged}
+    assert set(flagged) == {"aten::bucketize.Tensor"}
+    assert flagged["aten::bucketize.Tensor"].opset == "outside"
+    assert flagged["aten::bucketize.Tensor"].backend == "undeclared"
+    assert report.exit_code == 1
+
+
+def test_fallback_in_manifest_is_flagged(opset):
+    manifest = manifests.BackendManifest("toy", VERSION, "by hand, for a test", {"aten::addmm": ""}, {"aten::permute": "no transpose unit"})
+    report = coverage.classify(Counter({"aten::addmm": 2, "aten::permute": 1, "aten::relu": 1}), opset, manifest)
+    assert {use.op: use.backend for use in report.flagged} == {"aten::permute": "fallback", "aten::relu": "undeclared"}
+    assert "no transpose unit" in next(u.note for u in report.ops if u.op == "aten::permute")
+
+
+# -- CLI -------------------------------------------------------------------------------
+
+
+def test_cli_table_and_exit_codes(capsys):
+    code, out, _ = run_cli(capsys, "coverage", f"{MODELS}:mlp", "--backend", "none")
+    assert code == 0
+    assert "aten::addmm" in out and "0 outside the opset" in out
+    code, out, _ = run_cli(capsys, "coverage", f"{MODELS}:uses_outside_op", "--backend", "eager")
+    assert code == 1
+    assert re.search(r"^! aten::bucketize\.Tensor\s+1\s+outside\s+undeclared", out, re.M)
+
+
+def test_cli_json(capsys):
+    import json
+
+    code, out, _ = run_cli(capsys, "coverage", f"{MODELS}:uses_outside_op", "--backend", "none", "--format", "json")
+    data = json.loads(out)
+    assert code == 1
+    assert data["outside_opset"] == ["aten::bucketize.Tensor"]
+    assert data["backend"] is None
+
+
+@pytest.mark.parametrize(
+    "model, backend, expected",
+    [
+        ("no_colon_here", "none", "must be pkg.module:factory"),
+        ("opspec_no_such_module:build", "none", "cannot import opspec_no_such_module"),
+        (f"{MODELS}:no_such_factory", "none", "has no factory no_such_factory"),
+        ("opspec_test_models:raising", "none", "factory opspec_test_models:raising raised ValueError: bad config"),
+        ("opspec_test_models:not_a_pair", "none", "must return (nn.Module, example_inputs)"),
+        ("opspec_test_models:unexportable", "none", "torch.export failed"),
+        (f"{MODELS}:mlp", "tpu9000", "no manifest for backend 'tpu9000' (known: aot_eager, eager, inductor, none"),
+        (f"{MODELS}:mlp", "missing/dir/x.yaml", "no backend manifest at missing/dir/x.yaml"),
+    ],
+)
+def test_usage_errors_are_one_line(capsys, tmp_path, monkeypatch, model, backend, expected):
+    (tmp_path / "opspec_test_models.py").write_text(
+        textwrap.dedent(
+            """
+            import torch
+
+            def raising():
+                raise ValueError("bad config\\nsecond line")
+
+            def not_a_pair():
+                return torch.nn.Linear(2, 2)
+
+            class Branchy(torch.nn.Module):
+                def forward(self, x):
+                    return x * 2 if x.sum().item() > 0 else x  # data-dependent: export refuses
+
+            def unexportable():
+                return Branchy(), (torch.ones(3),)
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = run_cli(capsys, "coverage", model, "--backend", backend)
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert expected in err
+    assert err.startswith("opspec coverage: error: ")
+
+
+# -- manifests -------------------------------------------------------------------------
+
+
+def test_bundled_manifests_are_clean(opset):
+    findings = manifests.manifest_findings(manifests.backends_dir(), lambda version: opset)
+    assert [str(f) for f in findings] == []
+    assert manifests.known_backends() == ["aot_eager", "eager", "inductor"]
+
+
+def test_bundled_manifests_are_measured(opset):
+    for name in manifests.known_backends():
+        manifest = manifests.load_manifest(manifests.manifest_path(name))
+        assert manifest.measured_with.startswith("torch 2.") and "tools/measure_lowering.py" in manifest.measured_with
+        assert set(manifest.lowered) | set(manifest.fallback) == opset.core_names()
+    eager = manifests.load_manifest(manifests.manifest_path("eager"))
+    assert len(eager.lowered) == len(opset.core_names()) and not eager.fallback
+    inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
+    assert "aten::nonzero" in inductor.fallback and "aten::addmm" in inductor.lowered
+
+
+def _write(folder: Path, name: str, body: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(body).lstrip(), encoding="utf-8")
+    return path
+
+
+def test_manifest_schema_error_has_file_line(tmp_path, opset):
+    path = _write(
+        tmp_path,
+        "toy.yaml",
+        """
+        opset: '2026.11'
+        backend: toy
+        measured_with: by hand, for a test
+        lowered:
+          - aten::addmm
+        fallback:
+          - op: aten::permute
+            because: no transpose unit
+        """,
+    )
+    findings = manifests.manifest_findings(tmp_path, lambda version: opset)
+    assert len(findings) == 1
+    assert findings[0].mark.path == str(path) and findings[0].mark.line == 7
+    assert FINDING.match(str(findings[0]))
+
+
+def test_manifest_unknown_ops_and_duplicates(tmp_path, opset):
+    path = _write(
+        tmp_path,
+        "toy.yaml",
+        """
+        opset: '2026.11'
+        backend: toy
+        measured_with: by hand, for a test
+        lowered:
+          - aten::addmm
+          - aten::add.Tensr
+        fallback:
+          - aten::addmm
+          - op: aten::bucketize.Tensor
+            reason: not in any opset
+        """,
+    )
+    messages = {f.mark.line: f.message for f in manifests.manifest_findings(tmp_path, lambda version: opset)}
+    assert messages == {
+        6: "aten::add.Tensr is not an op of opset 2026.11 (did you mean aten::add.Tensor?)",
+        8: "aten::addmm is listed twice (first at line 5)",
+        9: "aten::bucketize.Tensor is not an op of opset 2026.11",
+    }
+    assert all(f.mark.path == str(path) for f in manifests.manifest_findings(tmp_path, lambda version: opset))
+
+
+def test_manifest_unknown_version_and_name_mismatch(tmp_path):
+    _write(
+        tmp_path,
+        "toy.yaml",
+        """
+        opset: '2031.01'
+        backend: other
+        measured_with: by hand, for a test
+        lowered: []
+        fallback: []
+        """,
+    )
+
+    def loader(version):
+        return REAL_LOAD_OPSET(version, resources.opset_root())
+
+    messages = {f.mark.line: f.message for f in manifests.manifest_findings(tmp_path, loader)}
+    assert "does not match the file name toy.yaml" in messages[2]
+    assert "unknown opset version '2031.01'" in messages[1]
+
+
+def test_backend_path_and_version_mismatch(tmp_path, capsys):
+    source = manifests.manifest_path("eager")
+    copy = tmp_path / "eager.yaml"
+    shutil.copy(source, copy)
+    code, _, _ = run_cli(capsys, "coverage", f"{MODELS}:mlp", "--backend", str(copy))
+    assert code == 0
+    copy.write_text(copy.read_text(encoding="utf-8").replace("opset: '2026.11'", "opset: '2026.05'"), encoding="utf-8")
+    code, _, err = run_cli(capsys, "coverage", f"{MODELS}:mlp", "--backend", str(copy))
+    assert code == 2 and "describes opset 2026.05, not 2026.11" in err
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_manifests_match_a_fresh_measurement(backend):
+    """Manifests are measured, never hand-edited (inductor is checked by `measure_lowering.py --check`)."""
+    import runpy
+
+    import torch
+
+    tool = runpy.run_path(str(Path(__file__).resolve().parents[1] / "tools" / "measure_lowering.py"))
+    path = manifests.manifest_path(backend)
+    if f"torch {torch.__version__.split('+')[0]}," not in path.read_text(encoding="utf-8"):
+        pytest.skip("manifest measured with another torch")
+    measured = tool["yamlio"].dump(tool["measure"](backend, VERSION), tool["HEADER"])
+    assert measured == path.read_text(encoding="utf-8")

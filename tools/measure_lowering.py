@@ -1,0 +1,130 @@
+"""Measure which core ops a backend lowers and write its manifest (conformance/backends/NAME.yaml).
+
+Maintainer script: run it with the torch the opset version is validated against.
+Nothing is written by hand; each backend has one measuring rule:
+
+- eager, aot_eager: an op is lowered when the dispatcher holds a kernel for it on
+  CPU (a CPU kernel or a composite one). aot_eager traces with AOT autograd and
+  runs the traced ATen graph with those same eager kernels, so the rule is shared.
+- inductor: an op is lowered when ``torch._inductor.lowering.lowerings`` holds a
+  lowering for its OpOverload that is not a fallback handler, or when Inductor
+  (its decomposition table, or AOT autograd for CompositeImplicitAutograd ops)
+  rewrites it before lowering. It falls back when its lowering is a
+  ``make_fallback`` handler, or when nothing handles it (Inductor then creates an
+  implicit fallback at compile time). Lowerings that still fall back for some
+  inputs (the op is in ``lowering.fallbacks``) carry a note.
+
+    python tools/measure_lowering.py                 # rewrite all three manifests
+    python tools/measure_lowering.py --check         # exit 1 if a manifest is out of date
+    python tools/measure_lowering.py --backend eager --opset 2026.11
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable
+
+from opspec import atomic, load, manifests, resources, torch_bridge, yamlio
+
+HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
+EAGER_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
+Verdict = tuple[str, str]  # ("lowered" | "fallback", note or reason)
+
+
+def core_ops(version: str) -> list[str]:
+    """The version's active core ops, read from core_ops.yaml alone (no decomposition rules needed)."""
+    loaded = load.read(resources.opset_root() / version / "core_ops.yaml", "core_ops.schema.json")
+    if loaded.findings:
+        raise load.OpsetError(loaded.findings)
+    return sorted(entry["name"] for entry in loaded.data["ops"] if entry["status"] != "removed")
+
+
+def measure_eager(op) -> Verdict:
+    torch = torch_bridge.torch_module()
+    name = op.name()
+    if any(torch._C._dispatch_has_kernel_for_dispatch_key(name, key) for key in EAGER_KEYS):
+        return "lowered", ""
+    return "fallback", "the dispatcher has no CPU or composite kernel for it"
+
+
+def measure_inductor(op) -> Verdict:
+    torch = torch_bridge.torch_module()
+    from torch._inductor import lowering
+    from torch._inductor.decomposition import select_decomp_table
+
+    handler = lowering.lowerings.get(op)
+    if handler is not None and getattr(handler, "_is_fallback_handler", False):
+        return "fallback", "Inductor registers a fallback kernel (make_fallback): the ATen kernel runs"
+    if handler is not None:
+        note = "lowered, but falls back to the ATen kernel for some inputs or configurations" if op in lowering.fallbacks else ""
+        return "lowered", note
+    if op in select_decomp_table():
+        return "lowered", "Inductor decomposes it into ops it lowers"
+    if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
+        return "lowered", "CompositeImplicitAutograd: AOT autograd decomposes it into ops Inductor lowers"
+    return "fallback", "no lowering or decomposition: Inductor creates an implicit fallback to the ATen kernel"
+
+
+BACKENDS: dict[str, tuple[Callable, str]] = {
+    "eager": (measure_eager, "Eager PyTorch: every op runs its ATen kernel (CPU dispatch key or a composite kernel)."),
+    "aot_eager": (
+        measure_eager,
+        "torch.compile(backend='aot_eager'): AOT autograd traces to ATen and runs each op with its eager kernel.",
+    ),
+    "inductor": (
+        measure_inductor,
+        "torch.compile(backend='inductor'): ops with a code-generating lowering (or rewritten by Inductor "
+        "before lowering) versus ops handed back to the ATen kernel.",
+    ),
+}
+
+
+def measure(backend: str, version: str) -> dict:
+    measure_op, description = BACKENDS[backend]
+    torch = torch_bridge.torch_module()
+    lowered, fallback = [], []
+    for name in core_ops(version):
+        verdict, text = measure_op(torch_bridge.resolve(name))
+        if verdict == "lowered":
+            lowered.append({"op": name, "note": text} if text else name)
+        else:
+            fallback.append({"op": name, "reason": text})
+    return {
+        "opset": version,
+        "backend": backend,
+        "measured_with": f"torch {torch.__version__.split('+')[0]}, tools/measure_lowering.py",
+        "description": description,
+        "lowered": lowered,
+        "fallback": fallback,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=[*BACKENDS, "all"], default="all")
+    parser.add_argument("--opset", dest="version", metavar="V", help="opset version (default: newest)")
+    parser.add_argument("--out", type=Path, default=manifests.backends_dir(), help="folder of manifests")
+    parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
+    args = parser.parse_args()
+
+    version = args.version or load.latest_version()
+    stale = 0
+    for backend in BACKENDS if args.backend == "all" else [args.backend]:
+        path = args.out / f"{backend}.yaml"
+        data = measure(backend, version)
+        text = yamlio.dump(data, HEADER)
+        summary = f"{len(data['lowered'])} lowered, {len(data['fallback'])} fallback"
+        if args.check:
+            current = path.read_text(encoding="utf-8") if path.is_file() else ""
+            if current != text:
+                stale += 1
+                print(f"{path}: out of date with the installed torch (measured: {summary})")
+            continue
+        atomic.write_text(path, text)
+        print(f"{path}: {summary}")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
