@@ -47,3 +47,6 @@ def device_params() -> list:
 def pytest_addoption(parser):
     group = parser.getgroup("opspec")
     group.addoption("--opset", action="store", default=None, metavar="V", help="opset version to check (default: newest)")
+    group.addoption("--backend", action="store", default=None, metavar="NAME",
+                    help="run test_backend.py against this backend (a torch.compile backend name, export, "
+                         "onnxruntime or pkg.module:callable); without it those tests are skipped")

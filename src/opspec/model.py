@@ -76,6 +76,7 @@ class TestingHints:
     ranks: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     tolerance: Tolerance | None = None
+    contiguous: bool = False
     notes: str = ""
 
     @classmethod
@@ -94,6 +95,7 @@ class TestingHints:
             ranks={k: (v[0], v[1]) for k, v in data.get("ranks", {}).items()},
             choices={k: tuple(v) for k, v in data.get("choices", {}).items()},
             tolerance=tolerance,
+            contiguous=bool(data.get("contiguous", False)),
             notes=data.get("notes", ""),
         )
 
@@ -156,6 +158,7 @@ class DecompositionRule:
     since: str | None = None
     proposals: tuple[int, ...] = ()
     random: bool = False
+    unspecified_values: bool = False
     testing: TestingHints = field(default_factory=TestingHints)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -172,6 +175,7 @@ class DecompositionRule:
             since=data.get("since"),
             proposals=tuple(data.get("proposals", ())),
             random=bool(data.get("random", False)),
+            unspecified_values=bool(data.get("unspecified_values", False)),
             testing=TestingHints.from_dict(data.get("testing")),
             raw=data,
         )

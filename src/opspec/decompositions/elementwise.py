@@ -154,7 +154,9 @@ def _div_int(a, b, floor: bool):
     r = aten.sub.Tensor(a64, aten.mul.Tensor(q, safe_b))
     wanted_sign = safe_b if floor else a64
     wrong_sign = aten.ne.Tensor(aten.lt.Scalar(r, 0), aten.lt.Scalar(wanted_sign, 0))
-    too_big = aten.ge.Tensor(aten.abs.default(r), aten.abs.default(safe_b))
+    # |INT64_MIN| wraps to a negative number, and no remainder is as large as it.
+    abs_b = aten.abs.default(safe_b)
+    too_big = aten.logical_and.default(aten.ge.Tensor(aten.abs.default(r), abs_b), aten.ge.Scalar(abs_b, 0))
     adjust = aten.logical_and.default(
         aten.ne.Scalar(r, 0), aten.logical_or.default(wrong_sign, too_big)
     )

@@ -108,7 +108,8 @@ def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, m
 def _randint(low, high, size, dtype, layout, device, pin_memory):
     if not high > low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    dtype = torch.int64 if dtype is None else dtype
+    # The schema's default is int64, but an explicit None means the default float dtype, as in the kernel.
+    dtype = torch.get_default_dtype() if dtype is None else dtype
     # float64 draws keep every integer of a range below 2**52 reachable; the clamp guards
     # against low + (high - low) * u rounding up to high.
     u = aten.rand.default(list(size), dtype=torch.float64, layout=layout, device=device, pin_memory=pin_memory)

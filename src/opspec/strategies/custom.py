@@ -236,10 +236,58 @@ def _indices(d: Drawer, x: torch.Tensor) -> list:
     return [d.index(next(shapes), x.shape[i], low=-x.shape[i]) if set_ else None for i, set_ in enumerate(present)]
 
 
-@strategy("index.Tensor")
+@strategy("index.Tensor", "_unsafe_index.Tensor")
 def index(d: Drawer) -> dict:
     x = d.tensor("self", d.shape(min_dims=1, smallest=1))
     return {"self": x, "indices": _indices(d, x)}
+
+
+@strategy("index_copy", "index_add", "index_fill.int_Scalar", "index_fill.int_Tensor")
+def index_along_dim(d: Drawer) -> dict:
+    """A 1-D index into ``dim``; index_copy needs distinct entries (a repeated one has no defined winner)."""
+    x = d.tensor("self", d.shape(min_dims=1))
+    dim = d.dim(x.dim())
+    size = x.shape[dim]
+    if d.op == "aten::index_copy":
+        length = d.integer(0, size)
+        index = d.draw(cached.permutations(size))[:length] if size else []
+        index_tensor = torch.tensor(index, dtype=torch.int64, device=d.device)
+    else:
+        length = d.integer(0, 4) if size else 0
+        index_tensor = d.index((length,), max(size, 1))
+    chosen = {"self": x, "dim": dim, "index": index_tensor}
+    if d.op in ("aten::index_copy", "aten::index_add"):
+        source_shape = list(x.shape)
+        source_shape[dim] = len(index_tensor)
+        chosen["source"] = d.tensor("source", tuple(source_shape))
+    if d.op == "aten::index_fill.int_Tensor":
+        chosen["value"] = d.tensor("value", ())
+    return chosen
+
+
+@strategy("nll_loss_forward")
+def nll_loss_forward(d: Drawer) -> dict:
+    """Log-probabilities (N, C) or (C,), class targets in [0, C) with some ignored, optional class weights."""
+    classes = d.integer(1, 4)
+    batch = d.pick(((), (d.integer(0 if d.allow_empty else 1, 4),)))
+    x = d.tensor("self", (*batch, classes))
+    ignore_index = d.pick((-100, 0))
+    target = d.index(batch, classes)
+    weight = d.tensor("weight", (classes,), domain=_POSITIVE) if d.boolean() else None
+    return {"self": x, "target": target, "weight": weight, "reduction": d.integer(0, 2), "ignore_index": ignore_index}
+
+
+# Contractions real models write, with the shape of each operand by letter.
+EINSUM_EQUATIONS = ("ij,jk->ik", "bij,bjk->bik", "i,i->", "ij->ji", "ii->i", "bhqd,bhkd->bhqk", "i,j->ij", "ijk->")
+
+
+@strategy("einsum")
+def einsum(d: Drawer) -> dict:
+    equation = d.pick(d.hints.choices.get("equation", EINSUM_EQUATIONS))
+    inputs = equation.split("->")[0].split(",")
+    sizes = {letter: d.integer(0 if d.allow_empty else 1, 3) for letter in sorted(set("".join(inputs)))}
+    operands = [d.tensor(f"tensors[{i}]", tuple(sizes[c] for c in term)) for i, term in enumerate(inputs)]
+    return {"equation": equation, "tensors": operands}
 
 
 @strategy("index_put")
