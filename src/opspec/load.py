@@ -148,11 +148,37 @@ def latest_version(root: Path | None = None) -> str:
     return load_versions(root)[-1].version
 
 
+def _signature(*paths: Path) -> tuple:
+    """What identifies a file's contents cheaply: size and modification time."""
+    stats = []
+    for path in paths:
+        try:
+            stat = path.stat()
+            stats.append((str(path), stat.st_size, stat.st_mtime_ns))
+        except OSError:
+            stats.append((str(path), None, None))
+    return tuple(stats)
+
+
+_OPSET_CACHE: dict[tuple, Opset] = {}
+
+
 def load_opset(version: str | None = None, root: Path | None = None) -> Opset:
-    """Load one version (the newest when ``version`` is None). Raises OpsetError on bad data."""
-    root = root or resources.opset_root()
+    """Load one version (the newest when ``version`` is None). Raises OpsetError on bad data.
+
+    Loaded versions are kept per process and reused while their files are unchanged:
+    schema validation dominates the cost, and runners load the same version often.
+    """
+    root = Path(root or resources.opset_root())
+    version = version or latest_version(root)
+    key = (version, _signature(versions_path(root), *(root / version / name for name in VERSION_FILES)))
+    if key not in _OPSET_CACHE:
+        _OPSET_CACHE[key] = _load_opset(version, root)
+    return _OPSET_CACHE[key]
+
+
+def _load_opset(version: str, root: Path) -> Opset:
     infos = {info.version: info for info in load_versions(root)}
-    version = version or max(infos, key=version_key)
     if version not in infos:
         known = ", ".join(sorted(infos, key=version_key))
         raise OpsetError([Finding(Mark(str(versions_path(root)), 1, 1), f"unknown opset version {version!r} (known: {known})")])

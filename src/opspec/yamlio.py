@@ -41,8 +41,12 @@ class MarkedList(list):
     item_marks: list
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys and attaches marks."""
+# libyaml's parser when PyYAML has it (about 20x faster on the opset files); marks are the same.
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):
+    """Safe loader that rejects duplicate keys and attaches marks."""
 
 
 def _mark(node: yaml.Node, path: str) -> Mark:

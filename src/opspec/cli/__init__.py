@@ -18,11 +18,13 @@ COMMANDS = (
     "validate",
     "drift",
     "browse",
+    "check_decomp",
     "proposal",
     "release",
     "diff",
     "site",
     "coverage",
+    "conform",
 )
 
 

@@ -31,6 +31,9 @@ OMIT: Any = _Omit()  # leave the argument out so its schema default applies
 SMALL_INT = (0, 3)
 SCALAR_SPECIALS = (float("nan"), float("inf"), float("-inf"), 0.0, -0.0)
 TORCH_ENUM_TYPES = ("ScalarType", "Layout", "MemoryFormat")
+# A dtype argument that differs from the tensors' dtype, yet one every kernel with a dtype= accepts for them.
+OTHER_DTYPE = {torch.float16: torch.float64, torch.bfloat16: torch.float64, torch.float32: torch.float64,
+               torch.float64: torch.float32, torch.complex64: torch.complex128, torch.complex128: torch.complex64}
 
 
 class Drawer:
@@ -44,7 +47,7 @@ class Drawer:
         self.device = device
         self.ties_often = op in PICKS_ELEMENTS
         self.allow_empty = op not in REJECTS_EMPTY
-        self.views = op not in CONTIGUOUS_ONLY
+        self.views = op not in CONTIGUOUS_ONLY and not hints.contiguous
 
     # -- structure --
     def smallest_side(self) -> int:
@@ -244,7 +247,10 @@ def draw_by_type(d: Drawer, argument: Argument, rank: int) -> Any:
             return argument.default
         raise LookupError(f"{d.op}: str argument {name!r} needs a 'choices' hint")
     if base == "ScalarType":
-        return d.dtype
+        if name != "dtype":  # e.g. input_dtype describes the tensors themselves
+            return d.dtype
+        # a result dtype: mostly the dtype under test, sometimes another, so a candidate that ignores dtype= is caught
+        return d.pick((d.dtype, d.dtype, OTHER_DTYPE.get(d.dtype, torch.float64)))
     if base == "Layout":
         return torch.strided
     if base == "Device":

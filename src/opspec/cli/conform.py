@@ -1,0 +1,133 @@
+"""``opspec conform``: run the core opset against a backend and write a conformance report."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from . import UsageError
+
+STATUS_HELP = "pass, fail, xfail, xpass, skip, compile-error, run-error, crash, timeout"
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "conform",
+        help="run the core opset against a backend (torch.compile backend, export, onnxruntime)",
+        description="For every core op of the opset: draw inputs from its schema and hints, run them through the "
+        "backend and compare with eager by the shared rule. Each case (op, dtype, device) ends in one of: "
+        f"{STATUS_HELP}. Exit 0 when every case passes or is expected, 1 otherwise, 2 for usage errors.",
+    )
+    parser.add_argument("--backend", required=True, metavar="NAME",
+                        help="a torch.compile backend name (inductor, aot_eager, eager, ...), export, onnxruntime, "
+                             "or pkg.module:callable")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    parser.add_argument("--ops", action="append", metavar="GLOB",
+                        help="only ops matching this fnmatch glob, e.g. 'add.*' or 'aten::sym_*' (repeatable, or comma-separated)")
+    parser.add_argument("--dtypes", nargs="+", metavar="D", default=["float32"],
+                        help="dtypes to run (default float32; 'all' for each op's full list). An op that takes none "
+                             "of them runs in its first dtype, so every op is recorded")
+    parser.add_argument("--expectations", metavar="FILE",
+                        help="expectations YAML (default: conformance/expectations/BACKEND.yaml when it exists)")
+    parser.add_argument("--no-expectations", action="store_true", help="ignore the default expectations file")
+    parser.add_argument("--report", metavar="PATH", help="final JSON report (default: conformance-BACKEND-DEVICE.json)")
+    parser.add_argument("--isolate", action="store_true",
+                        help="record a crash or hang as that case's status and go on (cases run in worker processes)")
+    parser.add_argument("--timeout", type=float, metavar="S", help="seconds a case may take (default 300 with --isolate)")
+    parser.add_argument("--resume", metavar="PATH", help="skip the cases recorded in this report or journal")
+    parser.add_argument("--max-examples", type=int, default=4, metavar="N", help="drawn calls per case (default 4)")
+    parser.add_argument("--max-compiles", type=int, default=2, metavar="N",
+                        help="compiled programs per case: examples come from at most N compile keys (default 2)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--static", action="store_true", help="compile with static shapes")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..conform import backends, cases, expectations, report, suite
+    from ..conform.isolation import Isolated, WorkerError
+    from ..conform.runner import Settings, cached_opset
+    from .. import torch_bridge
+
+    if args.max_examples < 1 or args.max_compiles < 1:
+        raise UsageError("--max-examples and --max-compiles must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if args.device == "cuda" and not torch_bridge.torch_module().cuda.is_available():
+        raise UsageError("--device cuda: CUDA is not available on this machine")
+    dtypes = _dtypes(args.dtypes)
+    opset = cached_opset(args.opset_version if args.opset_version else None)
+    globs = [g.strip() for item in args.ops or [] for g in item.split(",") if g.strip()]
+    try:
+        ops = cases.select_ops(opset, globs)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    try:
+        backend = backends.resolve(args.backend, opset, dynamic=not args.static)
+    except backends.UnknownBackend as err:
+        raise UsageError(str(err)) from None
+
+    expectation_path = Path(args.expectations) if args.expectations else (
+        None if args.no_expectations else expectations.default_path(backend.name))
+    expected = expectations.read(expectation_path, opset) if expectation_path else expectations.Expectations()
+    for warning in expected.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+    report_path = Path(args.report or f"conformance-{_slug(backend.name)}-{args.device}.json")
+    head = report.header(backend=backend.describe(), device=args.device, opset=opset.version, seed=args.seed,
+                         max_examples=args.max_examples, max_compiles=args.max_compiles,
+                         dtypes=dtypes, ops=globs or None,
+                         expectations=_shown(expectation_path), isolate=args.isolate)
+    previous: list = []
+    previous_duration = 0.0
+    if args.resume:
+        try:
+            previous_head, previous = report.read_previous(Path(args.resume))
+            report.check_compatible(previous_head, head, Path(args.resume))
+            previous_duration = float(previous_head.get("duration_s") or 0.0)
+        except report.ReportError as err:
+            raise UsageError(f"--resume {err}") from None
+
+    plan = suite.Plan(cases=cases.cases_for(ops, dtypes, [args.device]), header=head, report_path=report_path,
+                      expectations=expected, previous=previous, keep_going=args.isolate,
+                      previous_duration_s=previous_duration)
+    timeout = args.timeout if args.timeout is not None else (300.0 if args.isolate else None)
+    settings = Settings(backend=args.backend, opset=opset.version, max_examples=args.max_examples,
+                        max_compiles=args.max_compiles, seed=args.seed, dynamic=not args.static)
+    try:
+        final = suite.execute(plan, Isolated(settings, timeout))
+    except WorkerError as err:
+        raise UsageError(f"backend {args.backend}: {err}") from None
+    except suite.RunAborted as err:
+        print(f"opspec conform: error: {err}", file=sys.stderr)
+        return 1
+    print()
+    print(report.summary_table(final))
+    print(f"\nreport: {report_path}")
+    return suite.exit_code(final)
+
+
+def _dtypes(names: list[str]) -> list[str] | None:
+    import torch
+
+    if names == ["all"]:
+        return None
+    for name in names:
+        if not isinstance(getattr(torch, name, None), torch.dtype):
+            raise UsageError(f"--dtypes {name}: not a torch dtype (e.g. float32, bfloat16, int64) or 'all'")
+    return names
+
+
+def _shown(path: Path | None) -> str | None:
+    """The path as a reader of the report can use it: relative to here when it lies below."""
+    if path is None:
+        return None
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)

@@ -1,0 +1,263 @@
+"""Backends under test: anything ``torch.compile`` accepts, plus ``export`` and ``onnxruntime``.
+
+A backend is named three ways:
+- a name torch knows (``torch._dynamo.list_backends()``: ``inductor``,
+  ``aot_eager``, third-party ones registered under ``torch_dynamo_backends``),
+  and ``eager``, the reference itself, to check the suite;
+- ``pkg.module:callable`` with the ``(GraphModule, example_inputs) -> callable`` signature;
+- ``export`` and ``onnxruntime``, which are not ``torch.compile`` backends but
+  programs built from the same function: torch.export lowered with the opset's
+  decomposition table, and the ONNX exporter run by ONNX Runtime.
+
+Every backend is wrapped so the suite counts its compiles and records the ops
+in the graphs it was handed.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from .. import decomp_table, torch_bridge
+
+EXPORT = "export"
+ONNXRUNTIME = "onnxruntime"
+PROGRAM_BACKENDS = (EXPORT, ONNXRUNTIME)
+
+
+class UnknownBackend(LookupError):
+    """The name is neither registered with torch nor an importable ``module:callable``."""
+
+
+class CompileError(Exception):
+    """The backend failed while building the program (tracing, lowering, code generation)."""
+
+
+def graph_ops(graph: torch.fx.Graph) -> set[str]:
+    """Qualified names of the aten overloads a graph calls."""
+    return {torch_bridge.op_name(node.target) for node in graph.nodes
+            if node.op == "call_function" and hasattr(node.target, "_schema")}
+
+
+@dataclass
+class Backend:
+    """One backend, with what it was handed and how often it compiled."""
+
+    name: str
+    compile_fn: Callable[["Backend", Callable, list], Callable] = field(repr=False)
+    version: str = ""
+    dynamic: bool = True
+    compiles: int = 0
+    handed: set[str] = field(default_factory=set)
+    inner: Callable | None = field(default=None, repr=False)  # the torch.compile backend callable
+    table: dict = field(default_factory=dict, repr=False)  # export: the opset's decomposition table
+
+    def compile(self, fn: Callable, example_inputs: list) -> Callable:
+        """A callable equivalent to ``fn`` over tensors like ``example_inputs``, built by the backend.
+
+        Backends that compile lazily (``torch.compile``) raise CompileError at the first call.
+        """
+        return self.compile_fn(self, fn, example_inputs)
+
+    def describe(self) -> dict[str, str]:
+        return {"name": self.name, "version": self.version}
+
+
+# ---- torch.compile backends ----
+
+def _dynamo_config() -> None:
+    import torch._dynamo  # noqa: F401 - loads torch._dynamo.config
+    import torch.fx.experimental._config
+
+    # item() and data-dependent output shapes stay inside the graph instead of breaking it
+    torch._dynamo.config.capture_scalar_outputs = True
+    torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    # no "duck" sizes: two dims equal in one example must not be assumed equal in the next
+    torch.fx.experimental._config.use_duck_shape = False
+
+
+class _Recording:
+    """The backend as dynamo sees it: counts compiles and records the ops it is handed."""
+
+    def __init__(self, backend: Backend, inner: Callable):
+        self.backend, self.inner = backend, inner
+        self.__name__ = backend.name  # dynamo names the backend in its messages
+
+    def __repr__(self) -> str:
+        return self.backend.name
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list):
+        self.backend.handed |= graph_ops(gm.graph)
+        # exceptions pass through untouched: dynamo restarts analysis on some of its own,
+        # and wraps the rest in BackendCompilerFailed, which _dynamo_compile turns into CompileError
+        compiled = self.inner(gm, example_inputs)
+        self.backend.compiles += 1  # counted once built: a restarted analysis is one compile
+        return compiled
+
+
+def _fresh_function(fn: Callable) -> Callable:
+    """``fn`` with its own code object: dynamo caches per code object, and the suite's cases
+    share one, so without this every case would count against the same recompile limit."""
+    clone = type(fn)(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    return clone
+
+
+def _dynamo_compile(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
+    import torch._dynamo
+
+    compiled = torch.compile(_fresh_function(fn), backend=_Recording(backend, backend.inner), dynamic=backend.dynamic, fullgraph=True)
+
+    def run(*inputs):
+        try:
+            return compiled(*inputs)
+        except torch._dynamo.exc.TorchDynamoException as err:
+            raise CompileError(_dynamo_message(err)) from err
+
+    return run
+
+
+def _dynamo_message(err: Exception) -> str:
+    cause: BaseException = err
+    while True:
+        inner = getattr(cause, "inner_exception", None) or cause.__cause__  # BackendCompilerFailed keeps the cause aside
+        if not isinstance(inner, Exception):
+            break
+        cause = inner
+    text = str(cause).strip().splitlines()
+    return f"{type(cause).__name__}: {text[0] if text else ''}"
+
+
+def _eager_compile(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
+    backend.compiles += 1
+    return fn
+
+
+# ---- export: torch.export + the opset's decomposition table ----
+
+def _dynamic_shapes(example_inputs: list) -> tuple | None:
+    from torch.export import Dim
+
+    if not example_inputs:  # creation ops: nothing to make dynamic
+        return None
+    # one entry per forward argument; the program takes its tensors as *inputs, one tuple
+    return (tuple({i: Dim.AUTO for i in range(t.dim())} for t in example_inputs),)
+
+
+class _Program(torch.nn.Module):
+    def __init__(self, fn: Callable):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *inputs):
+        return self.fn(*inputs)
+
+
+def _export(fn: Callable, example_inputs: list):
+    return torch.export.export(_Program(fn), tuple(example_inputs), dynamic_shapes=_dynamic_shapes(example_inputs),
+                               strict=False)
+
+
+def _export_compile(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
+    backend.compiles += 1
+    try:
+        program = _export(fn, example_inputs).run_decompositions(backend.table)
+        module = program.module()
+    except Exception as err:
+        raise CompileError(_first_line(err)) from err
+    backend.handed |= graph_ops(program.graph)
+    return module
+
+
+# ---- onnxruntime: torch.onnx.export(dynamo=True) run by ONNX Runtime ----
+
+def _onnx_compile(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
+    import warnings
+
+    from torch.utils import _pytree
+
+    backend.compiles += 1
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(_Program(fn), tuple(example_inputs), dynamo=True, verbose=False,
+                                        dynamic_shapes=_dynamic_shapes(example_inputs), report=False)
+            program.initialize_inference_session()
+    except Exception as err:
+        raise CompileError(_first_line(err)) from err
+    if program.exported_program is not None:
+        backend.handed |= graph_ops(program.exported_program.graph)
+    _, spec = _pytree.tree_flatten(fn(*example_inputs))
+
+    def run(*inputs):
+        outputs = program(*inputs)
+        return _pytree.tree_unflatten(list(outputs), spec)
+
+    return run
+
+
+def _first_line(err: BaseException) -> str:
+    """The root cause's first line: exporters wrap the real error in a banner naming their step."""
+    while isinstance(err.__cause__, BaseException):
+        err = err.__cause__
+    lines = [line for line in str(err).strip().splitlines() if line.strip()]
+    return f"{type(err).__name__}: {lines[0][:500] if lines else ''}"
+
+
+# ---- resolution ----
+
+def _version_of(*distributions: str) -> str:
+    found = []
+    for name in distributions:
+        try:
+            found.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return ", ".join(found)
+
+
+def known_names() -> list[str]:
+    from torch._dynamo.backends.registry import list_backends
+
+    return sorted({*list_backends(exclude_tags=()), "eager", *PROGRAM_BACKENDS})
+
+
+def resolve(spec: str, opset=None, *, dynamic: bool = True) -> Backend:
+    """The backend ``spec`` names; UnknownBackend (one line) when there is none."""
+    _dynamo_config()
+    torch_version = f"torch {torch.__version__}"
+    if spec == "eager":
+        return Backend("eager", _eager_compile, torch_version, dynamic)
+    if spec == EXPORT:
+        table = decomp_table.decomposition_table(opset) if opset is not None else {}
+        return Backend(EXPORT, _export_compile, torch_version, dynamic, table=table)
+    if spec == ONNXRUNTIME:
+        try:
+            import onnxruntime  # noqa: F401
+            import onnxscript  # noqa: F401
+        except ImportError as err:
+            raise UnknownBackend(f"backend onnxruntime needs the onnx extra: pip install 'opspec[onnx]' ({err})") from None
+        return Backend(ONNXRUNTIME, _onnx_compile, _version_of("onnxruntime", "onnxscript", "onnx") + f", {torch_version}", dynamic)
+    if ":" in spec:
+        inner = _load_callable(spec)
+        module = spec.partition(":")[0].split(".")[0]
+        version = _version_of(module) or "unversioned"
+        return Backend(spec, _dynamo_compile, version, dynamic, inner=inner)
+    from torch._dynamo.backends.registry import list_backends, lookup_backend
+
+    names = list_backends(exclude_tags=())
+    if spec not in names:
+        close = difflib.get_close_matches(spec, known_names(), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UnknownBackend(f"unknown backend {spec!r}{hint}; known: {', '.join(known_names())}, or pkg.module:callable")
+    return Backend(spec, _dynamo_compile, torch_version, dynamic, inner=lookup_backend(spec))
+
+
+def _load_callable(spec: str) -> Callable[..., Any]:
+    try:
+        return decomp_table.load_callable(spec)
+    except decomp_table.ImplementationError as err:
+        raise UnknownBackend(f"backend {spec}: {err}") from None

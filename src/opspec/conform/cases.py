@@ -1,0 +1,224 @@
+"""Cases and the programs a backend compiles for them.
+
+A case is (op, dtype, device). Its examples are drawn by the shared strategy
+layer; each is split into the tensors it takes (the compiled program's inputs)
+and a skeleton holding everything else (constants baked into the program). Two
+examples share a compiled program when their *compile keys* match: same
+skeleton, same tensor ranks, dtypes, 0/1 sizes and view strides (what
+dynamic shapes specialize). Examples are picked from at most ``max_compiles``
+keys, so a backend with dynamic shapes compiles at most that many times per case.
+"""
+from __future__ import annotations
+
+import fnmatch
+import warnings
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+from hypothesis.errors import HypothesisDeprecationWarning
+
+from .. import strategies, torch_bridge
+from ..model import CoreOp, Opset
+from ..strategies import Call
+from ..strategies.call import map_tensors
+from ..strategies.schema_args import arguments_of
+
+POOL_FACTOR = 4  # candidates drawn per wanted example, to find examples sharing a compile key
+
+# Ops returning a SymInt/SymBool/number run in programs spelled the way models use them
+# (x.size(0), x.item()), which the tracer lowers to these ops; the program feeds the value
+# back into tensor arithmetic (x.sum() + x.size(0)), so it must flow through the graph.
+SYMBOLIC: dict[str, Callable] = {
+    "aten::_local_scalar_dense": lambda x: x.item(),
+    "aten::sym_is_contiguous": lambda x, memory_format=torch.contiguous_format: x.is_contiguous(memory_format=memory_format),
+    "aten::sym_numel": lambda x: x.numel(),
+    "aten::sym_size.int": lambda x, dim: x.size(dim),
+    "aten::sym_storage_offset": lambda x: x.storage_offset(),
+    "aten::sym_stride.int": lambda x, dim: x.stride(dim),
+}
+
+# Preconditions the eager kernel does not check, so drawn calls that break them are
+# undefined behaviour rather than tests: _local_scalar_dense reads element 0 of any tensor.
+PRECONDITIONS: dict[str, Callable[[Call], bool]] = {
+    "aten::_local_scalar_dense": lambda call: call.args[0].numel() == 1,
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    op: str
+    dtype: str
+    device: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.op.removeprefix('aten::')}-{self.dtype}-{self.device}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"op": self.op, "dtype": self.dtype, "device": self.device}
+
+    def seed(self, base: int) -> int:
+        """A seed of its own per case, stable across runs and processes."""
+        return (base * 1_000_003 + zlib.crc32(self.id.encode())) % (2**32)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def select_ops(opset: Opset, globs: list[str] | None) -> list[CoreOp]:
+    """The opset's active ops matching any glob (with or without ``aten::``); ValueError naming a glob that matches none."""
+    ops = list(opset.active_ops())
+    if not globs:
+        return ops
+    chosen: set[str] = set()
+    for glob in globs:
+        hits = {op.name for op in ops if op_matches(op.name, glob)}
+        if not hits:
+            raise ValueError(f"--ops {glob!r} matches no op of opset {opset.version}")
+        chosen |= hits
+    return [op for op in ops if op.name in chosen]
+
+
+def op_matches(op: str, pattern: str) -> bool:
+    return fnmatch.fnmatchcase(op, pattern) or fnmatch.fnmatchcase(op.removeprefix("aten::"), pattern)
+
+
+def dtypes_for(op: CoreOp, requested: list[str] | None) -> list[str]:
+    """The requested dtypes the op takes; an op that takes none of them runs in its first dtype,
+    so no op drops out of a run unrecorded. ``None`` or ``["all"]``: every dtype its hints list."""
+    supported = [dtype_name(d) for d in strategies.dtypes_under_test(op.name, op.testing)]
+    if not requested or requested == ["all"]:
+        return supported
+    kept = [d for d in requested if d in supported]
+    return kept or supported[:1]
+
+
+def cases_for(ops: list[CoreOp], dtypes: list[str] | None, devices: list[str]) -> list[Case]:
+    return [Case(op.name, dtype, device) for op in ops for device in devices for dtype in dtypes_for(op, dtypes)]
+
+
+# ---- programs ----
+
+class Slot:
+    """Where the i-th input tensor goes in a skeleton."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"<{self.index}>"
+
+
+def fill(skeleton: Any, tensors: tuple) -> Any:
+    if isinstance(skeleton, Slot):
+        return tensors[skeleton.index]
+    if isinstance(skeleton, (list, tuple)):
+        return type(skeleton)(fill(v, tensors) for v in skeleton)
+    if isinstance(skeleton, dict):
+        return {k: fill(v, tensors) for k, v in skeleton.items()}
+    return skeleton
+
+
+def written_arguments(op: str) -> tuple[str, ...]:
+    return tuple(a.name for a in arguments_of(torch_bridge.all_aten_schemas()[op])[1] if a.writes)
+
+
+@dataclass
+class Example:
+    """One drawn call, split into the program's tensor inputs and its constant skeleton."""
+
+    call: Call
+    inputs: list[torch.Tensor]
+    args: tuple
+    kwargs: dict
+    key: tuple
+    written: tuple[int, ...] = ()  # input slots the op writes to (in-place and out= ops)
+
+    @classmethod
+    def of(cls, call: Call) -> "Example":
+        inputs: list[torch.Tensor] = []
+
+        def take(tensor: torch.Tensor) -> Slot:
+            inputs.append(tensor)
+            return Slot(len(inputs) - 1)
+
+        args = map_tensors(take, call.args)
+        kwargs = map_tensors(take, call.kwargs)
+        names = [a.name for a in arguments_of(torch_bridge.all_aten_schemas()[call.op])[1]]
+        written = []
+        for name in written_arguments(call.op):
+            position = names.index(name)
+            value = kwargs.get(name, args[position] if position < len(args) else None)
+            if isinstance(value, Slot):
+                written.append(value.index)
+        key = (repr(args), repr(kwargs), tuple(_tensor_key(t) for t in inputs))
+        return cls(call, inputs, args, kwargs, key, tuple(written))
+
+    def fresh_inputs(self) -> list[torch.Tensor]:
+        """Copies of the inputs, strides and storage offset kept, so in-place ops do not leak."""
+        return list(Call(self.call.op, tuple(self.inputs)).copy().args)
+
+    def program(self) -> Callable:
+        """The function a backend compiles: the op over the tensor inputs, constants baked in."""
+        return make_program(self.call.op, self.args, self.kwargs, self.written)
+
+
+def _tensor_key(t: torch.Tensor) -> tuple:
+    # dynamic shapes make sizes, strides and offsets symbolic except 0 and 1, and guard on a view's strides
+    def small(n: int) -> int:
+        return min(n, 2)
+
+    layout = "contiguous" if t.is_contiguous() else tuple(t.stride())
+    return (t.dtype, t.dim(), tuple(map(small, t.shape)), tuple(map(small, t.stride())), small(t.storage_offset()), layout)
+
+
+def make_program(op: str, args: tuple, kwargs: dict, written: tuple[int, ...]) -> Callable:
+    scalar_result = op in SYMBOLIC
+    overload = SYMBOLIC.get(op) or torch_bridge.resolve(op)
+
+    def program(*tensors):
+        result = overload(*fill(args, tensors), **fill(kwargs, tensors))
+        if scalar_result:  # e.g. x.sum() + x.size(0): the symbolic value must flow through the graph
+            result = tensors[0].sum() + result
+        if written:
+            return (result, *[tensors[i] for i in written])
+        return result
+
+    return program
+
+
+def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles: int, seed: int) -> list[Example]:
+    """Up to ``max_examples`` examples the eager kernel accepts, from at most ``max_compiles`` compile keys."""
+    strategy = strategies.calls(op.schema, op.testing, dtype, device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HypothesisDeprecationWarning)  # said once per process, noise in a run
+        calls = strategies.draw_examples(strategy, max_examples * POOL_FACTOR, seed)
+    pool = [Example.of(call) for call in calls]
+    precondition = PRECONDITIONS.get(op.name, lambda call: True)
+    valid = [example for example in pool if precondition(example.call) and _eager_accepts(example)]
+    order: dict[tuple, int] = {}
+    counts: dict[tuple, int] = {}
+    for example in valid:
+        order.setdefault(example.key, len(order))
+        counts[example.key] = counts.get(example.key, 0) + 1
+    keys = sorted(counts, key=lambda k: (-counts[k], order[k]))[:max_compiles]
+    groups = {key: [e for e in valid if e.key == key] for key in keys}
+    chosen: list[Example] = []
+    while len(chosen) < max_examples and any(groups.values()):
+        for key in keys:  # round-robin, so a second key adds variety without starving the first
+            if groups[key] and len(chosen) < max_examples:
+                chosen.append(groups[key].pop(0))
+    return chosen
+
+
+def _eager_accepts(example: Example) -> bool:
+    try:
+        example.program()(*example.fresh_inputs())
+    except Exception:  # the kernel refuses these inputs: not a valid call
+        return False
+    return True

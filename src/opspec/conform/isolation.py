@@ -1,0 +1,155 @@
+"""Cases in a worker process, so a backend that segfaults, aborts or hangs costs one case.
+
+The worker is forked from a forkserver that has torch and opspec imported, so a
+replacement after a crash starts in well under a second. The parent sends one
+case at a time and waits ``timeout`` seconds for its record: a worker that dies
+gives ``crash`` (with the signal), one that does not answer is killed (with the
+process group it leads, compile helpers included) and gives ``timeout``.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from typing import Any
+
+from .cases import Case
+from .runner import CaseRunner, Settings
+
+STARTUP_TIMEOUT_S = 300.0  # importing torch and resolving the backend, on a loaded machine
+_context = None
+
+
+class WorkerError(RuntimeError):
+    """The worker could not be started (the backend failed to load): one line."""
+
+
+def _mp_context():
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(["opspec.conform.warm"])
+    return _context
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel kill the worker when its parent goes, so a killed run leaves no orphan hanging."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _serve(connection, settings: Settings) -> None:
+    os.setsid()  # its own process group, so a timeout kills compile helpers too
+    _die_with_parent()
+    try:
+        runner = CaseRunner(settings)
+    except Exception as err:  # noqa: BLE001 - reported to the parent as one line
+        connection.send(("error", f"{type(err).__name__}: {err}"))
+        return
+    connection.send(("ready", runner.backend.describe()))
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, ConnectionError):  # the parent is gone
+            return
+        if message is None:
+            return
+        connection.send(("record", runner.run(Case(**message))))
+
+
+class Isolated:
+    """Runs cases in a worker; ``run`` always returns a record, whatever happens to the worker."""
+
+    def __init__(self, settings: Settings, timeout: float | None):
+        self.settings = settings
+        self.timeout = timeout
+        self.process = None
+        self.connection = None
+        self.restarts = 0
+
+    def _start(self) -> None:
+        context = _mp_context()
+        parent, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, self.settings), daemon=True)
+        self.process.start()
+        child.close()
+        self.connection = parent
+        if not parent.poll(STARTUP_TIMEOUT_S):
+            self._kill()
+            raise WorkerError(f"worker did not start within {STARTUP_TIMEOUT_S:.0f}s")
+        try:
+            kind, payload = parent.recv()
+        except EOFError:
+            code = self._reap()
+            raise WorkerError(f"worker died while starting ({_exit_reason(code)})") from None
+        if kind == "error":
+            self._reap()
+            raise WorkerError(payload)
+
+    def run(self, case: Case) -> dict[str, Any]:
+        if self.process is None:
+            self._start()
+        started = time.perf_counter()
+        assert self.connection is not None
+        self.connection.send(case.as_dict())
+        ready = self.connection.poll(self.timeout)
+        elapsed = round(time.perf_counter() - started, 3)
+        if ready:
+            try:
+                kind, record = self.connection.recv()
+                return record
+            except (EOFError, ConnectionError):
+                code = self._reap()
+                return self._lost(case, "crash", f"worker died: {_exit_reason(code)}", elapsed)
+        self._kill()
+        return self._lost(case, "timeout", f"no result within {self.timeout:g}s; worker killed", elapsed)
+
+    def _lost(self, case: Case, status: str, message: str, elapsed: float) -> dict[str, Any]:
+        self.restarts += 1
+        return {**case.as_dict(), "status": status, "message": message, "examples": 0, "compiles": 0,
+                "duration_s": elapsed}
+
+    def _reap(self) -> int | None:
+        process, self.process = self.process, None
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+        if process is None:
+            return None
+        process.join(10)
+        return process.exitcode
+
+    def _kill(self) -> None:
+        if self.process is not None and self.process.pid:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # the worker leads its own group (setsid)
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+        self._reap()
+
+    def close(self) -> None:
+        if self.process is not None and self.connection is not None:
+            try:
+                self.connection.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+            self.process.join(5)
+            if self.process.is_alive():
+                self._kill()
+        self._reap()
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with status {code}"

@@ -1,0 +1,118 @@
+"""Checks for ops whose outputs the inputs do not determine: properties instead of values.
+
+Each checker takes the backend's output, the eager output and the example, and
+returns a :class:`compare.Comparison` so reports read the same for every op.
+Values that are determined (dropout's kept elements, the part of a resized
+tensor that keeps its storage) still go through the shared comparison rule.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from .. import compare
+from .cases import Example
+
+Checker = Callable[[Any, Any, Example], compare.Comparison]
+
+
+def _structure(candidate: Any, reference: torch.Tensor, where: str = "output", strides: bool = False) -> str | None:
+    if not isinstance(candidate, torch.Tensor):
+        return f"{where}: expected a tensor, got {type(candidate).__name__}"
+    for what, got, want in (("dtype", candidate.dtype, reference.dtype),
+                            ("shape", tuple(candidate.shape), tuple(reference.shape)),
+                            ("device", candidate.device.type, reference.device.type)):
+        if got != want:
+            return f"{where}: {what} {got} != expected {want}"
+    if strides and candidate.numel() > 1 and candidate.stride() != reference.stride():
+        return f"{where}: strides {candidate.stride()} != expected {reference.stride()}"
+    return None
+
+
+def _verdict(problem: str | None, ok_message: str = "") -> compare.Comparison:
+    return compare.Comparison(problem is None, problem or ok_message)
+
+
+def uninitialized(candidate, reference, example) -> compare.Comparison:
+    """empty: shape, dtype and device; the values are whatever memory held."""
+    return _verdict(_structure(candidate, reference))
+
+
+def uninitialized_strided(candidate, reference, example) -> compare.Comparison:
+    return _verdict(_structure(candidate, reference, strides=True))
+
+
+def uniform(candidate, reference, example) -> compare.Comparison:
+    """rand: values in [0, 1)."""
+    problem = _structure(candidate, reference)
+    if problem is None and candidate.numel():
+        low, high = float(candidate.min()), float(candidate.max())
+        rounds_up = high == 1.0 and candidate.dtype in compare.LOW_PRECISION  # 1 - 2**-24 rounds to 1
+        if low < 0.0 or (high >= 1.0 and not rounds_up):
+            problem = f"output: values span [{low:g}, {high:g}], outside [0, 1)"
+    return _verdict(problem)
+
+
+def normal(candidate, reference, example) -> compare.Comparison:
+    """randn: finite values."""
+    problem = _structure(candidate, reference)
+    if problem is None and candidate.numel() and not bool(torch.isfinite(candidate).all()):
+        problem = "output: non-finite values from a normal distribution"
+    return _verdict(problem)
+
+
+def permutation(candidate, reference, example) -> compare.Comparison:
+    """randperm(n): each of 0..n-1 exactly once."""
+    problem = _structure(candidate, reference)
+    if problem is None:
+        want = torch.arange(reference.numel(), dtype=torch.int64)
+        got = candidate.detach().cpu().to(torch.int64).sort().values
+        if not torch.equal(got, want):
+            problem = f"output: not a permutation of 0..{reference.numel() - 1}: {candidate.tolist()[:16]}"
+    return _verdict(problem)
+
+
+def dropout(candidate, reference, example) -> compare.Comparison:
+    """native_dropout: a bool mask of the input's shape; outputs are input * mask / (1 - p) in training."""
+    if not isinstance(candidate, (tuple, list)) or len(candidate) != 2:
+        return _verdict(f"output: expected (output, mask), got {type(candidate).__name__}")
+    out, mask = candidate
+    problem = _structure(out, reference[0], "output[0]") or _structure(mask, reference[1], "output[1]")
+    if problem:
+        return _verdict(problem)
+    call = example.call
+    x, p = call.args[0], float(call.args[1])
+    train = call.args[2] if len(call.args) > 2 else call.kwargs.get("train")
+    if train is False:  # inference: identity and an all-true mask, fully determined
+        return compare.compare(candidate, reference)
+    kept = mask.detach().cpu()
+    expected = torch.zeros_like(x) if p >= 1 else torch.where(kept, x * (1.0 / (1.0 - p)), torch.zeros_like(x))
+    verdict = compare.compare(out.detach().cpu(), expected)
+    if not verdict.ok:
+        return compare.Comparison(False, f"output[0] is not input * mask / (1 - p): {verdict.message}",
+                                  verdict.max_abs_error, verdict.max_rel_error, verdict.tolerance)
+    return verdict
+
+
+def resized(candidate, reference, example) -> compare.Comparison:
+    """resize_: the new shape; elements that keep their storage keep their values, new ones are uninitialized."""
+    result, written = candidate
+    problem = _structure(result, reference[0], "output") or _structure(written, reference[1], "self")
+    if problem:
+        return _verdict(problem)
+    kept = min(example.inputs[0].numel(), reference[0].numel())
+    if not example.inputs[0].is_contiguous():
+        return _verdict(None)  # a strided input's surviving elements are not a prefix
+    return compare.compare(result.detach().reshape(-1)[:kept].cpu(), reference[0].detach().reshape(-1)[:kept].cpu())
+
+
+CHECKERS: dict[str, Checker] = {
+    "aten::empty.memory_format": uninitialized,
+    "aten::empty_strided": uninitialized_strided,
+    "aten::native_dropout": dropout,
+    "aten::rand": uniform,
+    "aten::randn": normal,
+    "aten::randperm": permutation,
+    "aten::resize_": resized,
+}

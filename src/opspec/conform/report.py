@@ -1,0 +1,193 @@
+"""Results on disk: a journal of JSON lines written as cases finish, and one final JSON report.
+
+The journal (``REPORT`` with ``.jsonl``) starts with a header line and gets one
+line per finished case, flushed at once, so a killed run keeps what it
+finished; ``--resume`` reads a journal or a final report. The final report
+(schema ``conformance_report.schema.json``) is written atomically at the end,
+after which the journal is removed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, TextIO
+
+from .. import __version__, atomic
+from .cases import Case
+from .runner import STATUSES
+
+FORMAT = 1
+SCHEMA_URL = "https://opspec.dev/schema/conformance_report.schema.json"
+
+
+class ReportError(ValueError):
+    """A report or journal cannot be read: one line naming the file (and line)."""
+
+
+def journal_path(report: Path) -> Path:
+    return report.with_suffix(".jsonl")
+
+
+def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: int, max_compiles: int,
+           dtypes: list[str] | None, ops: list[str] | None, expectations: str | None, isolate: bool) -> dict[str, Any]:
+    import torch
+
+    return {
+        "format": FORMAT,
+        "opspec": __version__,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "backend": backend,
+        "device": device,
+        "opset": opset,
+        "seed": seed,
+        "max_examples": max_examples,
+        "max_compiles": max_compiles,
+        "dtypes": dtypes or ["all"],
+        "ops": ops or ["*"],
+        "expectations": expectations,
+        "isolated": isolate,
+    }
+
+
+class Journal:
+    """Appends one JSON line per finished case; the file stays valid JSON lines after any kill."""
+
+    def __init__(self, path: Path, head: dict[str, Any], carried: Iterable[dict[str, Any]] = ()):
+        self.path = path
+        lines = [json.dumps({"header": head}, sort_keys=True)] + [json.dumps(r, sort_keys=True) for r in carried]
+        atomic.write_text(path, "\n".join(lines) + "\n")
+        self._handle: TextIO | None = open(path, "a", encoding="utf-8")
+
+    def append(self, record: dict[str, Any]) -> None:
+        assert self._handle is not None
+        self._handle.write(json.dumps(record, sort_keys=True) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self, *, remove: bool = False) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        if remove:
+            self.path.unlink(missing_ok=True)
+
+
+def read_previous(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(header, records) of a final report or a journal; ReportError when it cannot be used."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ReportError(f"{path}: cannot read ({err.strerror if isinstance(err, OSError) else err})") from None
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None  # JSON lines, or a broken report: told apart below
+    if isinstance(whole, dict) and "header" not in whole:  # one object: a final report
+        if not isinstance(whole.get("results"), list):
+            raise ReportError(f"{path}: not a conformance report (no results list)")
+        head = {k: v for k, v in whole.items() if k not in ("results", "summary")}
+        return head, [r for r in whole["results"] if _is_record(r)]
+    if text.lstrip().startswith("{") and "\n" not in text.strip() and whole is None:
+        raise ReportError(f"{path}:1: not valid JSON")
+    head: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = []
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break  # the run was killed while writing its last line
+            raise ReportError(f"{path}:{number}: not a JSON line") from None
+        if isinstance(item, dict) and isinstance(item.get("header"), dict) and head is None:
+            head = item["header"]
+        elif _is_record(item):
+            records.append(item)
+        else:
+            raise ReportError(f"{path}:{number}: not a conformance record")
+    if head is None:
+        raise ReportError(f"{path}: no header line; not a conformance journal")
+    return head, records
+
+
+def _is_record(item: Any) -> bool:
+    return (isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("op", "dtype", "device"))
+            and item.get("status") in STATUSES)
+
+
+def check_compatible(previous: dict[str, Any], current: dict[str, Any], path: Path) -> None:
+    """A resumed run must test the same thing as the run it continues."""
+    for key in ("backend", "device", "opset", "seed", "max_examples", "max_compiles"):
+        was, now = previous.get(key), current.get(key)
+        if key == "backend":
+            was, now = (was or {}).get("name") if isinstance(was, dict) else was, now["name"]
+        if was != now:
+            raise ReportError(f"{path}: recorded with {key} {was!r}, this run has {now!r}")
+
+
+def case_of(record: dict[str, Any]) -> Case:
+    return Case(record["op"], record["dtype"], record["device"])
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, int]:
+    counts = Counter(r["status"] for r in records)
+    return {status: counts.get(status, 0) for status in STATUSES}
+
+
+def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Case], warnings: list[str],
+          duration_s: float) -> dict[str, Any]:
+    position = {case: i for i, case in enumerate(order)}
+    records = sorted(records, key=lambda r: position.get(case_of(r), len(position)))
+    compiles = [r.get("compiles", 0) for r in records]
+    return {
+        "$schema": SCHEMA_URL,
+        **head,
+        "duration_s": round(duration_s, 1),
+        "summary": {**summarize(records), "cases": len(records), "compiles": sum(compiles),
+                    "max_compiles_per_case": max(compiles, default=0)},
+        "warnings": warnings,
+        "results": records,
+    }
+
+
+def write(path: Path, report: dict[str, Any]) -> None:
+    atomic.write_text(path, json.dumps(report, indent=1, sort_keys=False) + "\n")
+
+
+# ---- terminal ----
+
+def progress_line(index: int, total: int, record: dict[str, Any]) -> str:
+    width = len(str(total))
+    detail = f"{record.get('examples', 0)} ex, {record.get('compiles', 0)} compiles, {record.get('duration_s', 0):.1f}s"
+    line = f"[{index:>{width}}/{total}] {record['status']:<13} {record['op']} {record['dtype']} {record['device']} ({detail})"
+    if record["status"] not in ("pass", "xfail", "skip") and record.get("message"):
+        line += f"\n{' ' * (2 * width + 4)}{_clip(record['message'], 160)}"
+    return line
+
+
+def summary_table(report: dict[str, Any]) -> str:
+    summary = report["summary"]
+    backend = report["backend"]["name"] if isinstance(report["backend"], dict) else report["backend"]
+    lines = [f"{backend} on {report['device']}, opset {report['opset']}: {summary['cases']} cases, "
+             f"{summary['compiles']} compiles, {report['duration_s']:.0f}s", ""]
+    lines.append(f"{'status':<14}{'cases':>6}")
+    for status in STATUSES:
+        if summary[status]:
+            lines.append(f"{status:<14}{summary[status]:>6}")
+    bad = [r for r in report["results"] if r["status"] not in ("pass", "xfail", "skip")]
+    if bad:
+        lines += ["", "not passing and not expected:"]
+        lines += [f"  {r['status']:<13} {r['op']} {r['dtype']}: {_clip(r.get('message', ''), 110)}" for r in bad]
+    return "\n".join(lines)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

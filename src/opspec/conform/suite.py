@@ -1,0 +1,74 @@
+"""A whole run: cases in order, expectations applied, records journaled, one report at the end."""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from . import expectations as expectations_mod
+from . import report
+from .cases import Case
+from .isolation import Isolated
+
+
+class RunAborted(RuntimeError):
+    """Without --isolate a crash or hang ends the run: one line naming the case; the journal is kept."""
+
+
+@dataclass
+class Plan:
+    cases: list[Case]
+    header: dict[str, Any]
+    report_path: Path
+    expectations: expectations_mod.Expectations = field(default_factory=expectations_mod.Expectations)
+    previous: list[dict[str, Any]] = field(default_factory=list)  # records carried over by --resume
+    keep_going: bool = False  # --isolate: a crash or timeout is recorded and the run goes on
+    previous_duration_s: float = 0.0  # time the resumed run had spent
+
+
+def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
+            clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
+    """Run every case not already recorded; return the final report (written atomically to the plan's path)."""
+    out = out or sys.stdout
+    started = clock()
+    done = {report.case_of(r) for r in plan.previous}
+    wanted = set(plan.cases)
+    # expectations may have changed since: judge carried records by their raw outcome again
+    carried = [expectations_mod.reapply(r, plan.expectations.lookup(report.case_of(r)))
+               for r in plan.previous if report.case_of(r) in wanted]
+    todo = [case for case in plan.cases if case not in done]
+    journal = report.Journal(report.journal_path(plan.report_path), plan.header, carried)
+    records = list(carried)
+    if carried:
+        print(f"resuming: {len(carried)} cases already recorded, {len(todo)} to run", file=out)
+    try:
+        for index, case in enumerate(todo, len(carried) + 1):
+            expectation = plan.expectations.lookup(case)
+            if expectation is not None and expectation.status == "skip":
+                record = expectations_mod.skipped(case, expectation)
+            else:
+                record = executor.run(case)
+                if record["status"] in ("crash", "timeout") and not plan.keep_going:
+                    raise RunAborted(f"{case.op} {case.dtype} {case.device}: {record['status']}: {record['message']} "
+                                     f"(rerun with --isolate to record it and go on; finished cases are in "
+                                     f"{journal.path}, continue with --resume {journal.path})")
+                record = expectations_mod.apply(record, expectation)
+            journal.append(record)
+            records.append(record)
+            print(report.progress_line(index, len(plan.cases), record), file=out, flush=True)
+    except BaseException:
+        journal.close()
+        raise
+    finally:
+        executor.close()
+    final = report.final(plan.header, records, order=plan.cases, warnings=list(plan.expectations.warnings),
+                         duration_s=clock() - started + plan.previous_duration_s)
+    report.write(plan.report_path, final)
+    journal.close(remove=True)
+    return final
+
+
+def exit_code(final: dict[str, Any]) -> int:
+    return 0 if all(r["status"] in ("pass", "xfail", "skip") for r in final["results"]) else 1

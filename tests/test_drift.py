@@ -1,0 +1,59 @@
+"""`opspec drift`: no drift on the torch the opset was validated against, and drift found when planted."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from opspec import drift, load, torch_bridge
+from opspec.cli import main
+
+ON_TESTED_TORCH = torch_bridge.torch_module().__version__.startswith("2.13")
+
+
+@pytest.fixture(scope="module")
+def opset():
+    return load.load_opset("2026.11")
+
+
+@pytest.mark.skipif(not ON_TESTED_TORCH, reason="the opset was validated against torch 2.13")
+def test_no_core_tag_or_schema_drift_on_the_tested_torch(opset):
+    report = drift.compute(dataclasses.replace(opset, rules=()), closure=False)
+    assert report.core_added == {} and report.core_removed == [] and report.schema_changed == []
+
+
+def test_planted_drift_is_reported(opset):
+    ops = list(opset.ops)
+    removed = ops.pop(0)  # torch still tags it core: an addition from torch's side
+    changed = next(i for i, op in enumerate(ops) if op.name == "aten::abs")
+    ops[changed] = dataclasses.replace(ops[changed], schema="aten::abs(Tensor self, int extra) -> Tensor")
+    ops.append(dataclasses.replace(ops[changed], name="aten::no_such_op", schema="aten::no_such_op(Tensor self) -> Tensor"))
+    rule = dataclasses.replace(opset.rules_by_op["aten::addcmul"], targets=("aten::add.Tensor",))
+    planted = dataclasses.replace(opset, ops=tuple(ops), rules=(rule,))
+
+    report = drift.compute(planted, closure=False)
+    assert removed.name in report.core_added
+    assert "aten::no_such_op" in report.core_removed
+    assert [c["op"] for c in report.schema_changed] == ["aten::abs"]
+    [traced] = report.rules
+    assert traced.traced_samples > 0 and "aten::mul.Tensor" in traced.undeclared
+    assert report.drifted
+    text = drift.render_text(report)
+    assert "aten::abs" in text and "produces undeclared" in text
+
+
+def test_rules_trace_to_their_declared_targets(opset):
+    sample = [opset.rules_by_op[name] for name in ("aten::addcmul", "aten::hardswish", "aten::std.correction")]
+    report = drift.compute(dataclasses.replace(opset, rules=tuple(sample)), closure=False)
+    assert [(r.op, r.undeclared, r.problem) for r in report.rules if r.drifted] == []
+
+
+def test_json_output(capsys, monkeypatch):
+    monkeypatch.setattr(drift, "SAMPLES_PER_RULE", 1)
+    code = main(["drift", "--format", "json", "--no-closure"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["opset_version"] == "2026.11"
+    assert code == (1 if report["drifted"] else 0)
+    if ON_TESTED_TORCH:
+        assert report["core_added"] == {} and report["schema_changed"] == []
