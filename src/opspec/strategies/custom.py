@@ -242,7 +242,7 @@ def index(d: Drawer) -> dict:
     return {"self": x, "indices": _indices(d, x)}
 
 
-@strategy("index_copy", "index_add", "index_fill.int_Scalar", "index_fill.int_Tensor")
+@strategy("index_copy", "index_add")
 def index_along_dim(d: Drawer) -> dict:
     """A 1-D index into ``dim``; index_copy needs distinct entries (a repeated one has no defined winner)."""
     x = d.tensor("self", d.shape(min_dims=1))
@@ -260,8 +260,6 @@ def index_along_dim(d: Drawer) -> dict:
         source_shape = list(x.shape)
         source_shape[dim] = len(index_tensor)
         chosen["source"] = d.tensor("source", tuple(source_shape))
-    if d.op == "aten::index_fill.int_Tensor":
-        chosen["value"] = d.tensor("value", ())
     return chosen
 
 
