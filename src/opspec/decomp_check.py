@@ -50,7 +50,8 @@ def subject_for_rule(opset: Opset, rule: DecompositionRule) -> Subject:
 
 
 def subject_for_candidate(opset: Opset, op: str, reference: str, hints: TestingHints | None = None) -> Subject:
-    """A candidate decomposition named ``pkg.module:function`` for any aten overload."""
+    """A candidate decomposition named ``pkg.module:function`` for any overload: aten, or a
+    backend's fused op whose pattern is its decomposition (imported first, so the op is registered)."""
     rule = opset.rules_by_op.get(op)
     core_op = opset.ops_by_name.get(op)
     hints = hints or (rule.testing if rule else core_op.testing if core_op else TestingHints())
@@ -63,7 +64,7 @@ def _subject(opset, op, candidate, implementation, hints, targets, is_random) ->
     table[op] = candidate
     return Subject(
         op=op,
-        schema=torch_bridge.all_aten_schemas()[op],
+        schema=torch_bridge.schema_of(op),
         candidate=candidate,
         implementation=implementation,
         hints=hints,

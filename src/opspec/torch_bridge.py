@@ -43,6 +43,13 @@ def all_aten_schemas() -> dict[str, str]:
     }
 
 
+def schema_of(qualified: str) -> str:
+    """The schema string of any registered overload: aten ones from the full registry,
+    other namespaces (backend or custom ops, defined with ``torch.library``) from ``torch.ops``."""
+    known = all_aten_schemas().get(qualified)
+    return known if known is not None else str(resolve(qualified)._schema)
+
+
 def overload_packet(qualified: str):
     torch = torch_module()
     namespace, base, overload = split_name(qualified)
