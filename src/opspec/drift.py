@@ -129,17 +129,26 @@ def trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: i
         table[rule.op] = decomp_table.implementation(rule)
         torch_table = decomp_table.as_torch_table(table)
         op = torch_bridge.resolve(rule.op)
-        calls = _sample_calls(live[rule.op], rule.testing, samples, seed=0)
+        calls = _sample_calls(live[rule.op], rule.testing, 10 * samples, seed=0)  # some draws are invalid calls
     except Exception as err:  # drift reports what it could not do instead of stopping
         result.problem = f"{type(err).__name__}: {err}".splitlines()[0]
         return result
     produced: set[str] = set()
     for call in calls:
+        if result.traced_samples == samples:
+            break
         try:
-            produced |= set(torch_bridge.trace_ops(op, call.args, call.kwargs, torch_table))
+            call.run(op)
+        except Exception:
+            continue  # the kernel refuses this draw: not a valid call, so nothing to trace
+        fresh = call.copy()
+        try:
+            produced |= set(torch_bridge.trace_ops(op, fresh.args, fresh.kwargs, torch_table))
             result.traced_samples += 1
         except Exception as err:
             result.problem = f"tracing failed: {type(err).__name__}: {err}".splitlines()[0]
+    if not result.traced_samples and not result.problem:
+        result.problem = "no drawn call was accepted by the kernel"
     result.produced = sorted(produced)
     result.undeclared = sorted(produced - set(rule.targets))
     result.unused = sorted(set(rule.targets) - produced) if result.traced_samples else []
@@ -159,11 +168,20 @@ def _closure_gaps(report: DriftReport, core: set[str], progress) -> None:
         if progress:
             progress(f"closure {name}")
         try:
-            calls = _sample_calls(live[name], TestingHints(), SAMPLES_PER_CLOSURE_PROBE, seed=0)
+            calls = _sample_calls(live[name], TestingHints(), 3 * SAMPLES_PER_CLOSURE_PROBE, seed=0)
             op = torch_bridge.resolve(name)
             produced: set[str] = set()
+            valid = []
             for call in calls:
-                produced |= set(torch_bridge.trace_ops(op, call.args, call.kwargs, torch_table))
+                try:
+                    call.run(op)
+                    valid.append(call)
+                except Exception:
+                    continue  # not a valid call of the kernel
+            for call in valid[:SAMPLES_PER_CLOSURE_PROBE]:
+                fresh = call.copy()
+                produced |= set(torch_bridge.trace_ops(op, fresh.args, fresh.kwargs, torch_table))
+            calls = valid
         except Exception:
             report.closure_untraced += 1
             continue

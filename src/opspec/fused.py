@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 

@@ -25,6 +25,7 @@ COMMANDS = (
     "site",
     "coverage",
     "conform",
+    "strategies",
 )
 
 

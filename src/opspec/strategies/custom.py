@@ -375,7 +375,7 @@ def avg_pool(d: Drawer) -> dict:
     return chosen
 
 
-@strategy("max_pool2d_with_indices", "max_pool3d_with_indices")
+@strategy("max_pool2d_with_indices", "max_pool3d_with_indices", "max_pool2d")
 def max_pool(d: Drawer) -> dict:
     return _pool(d, int(d.op.split("max_pool")[1][0]), dilation=True)[0]
 
@@ -459,11 +459,12 @@ def col2im(d: Drawer) -> dict:
             "dilation": w["dilation"], "padding": w["padding"], "stride": w["stride"]}
 
 
-@strategy("upsample_bilinear2d.vec", "upsample_nearest2d.vec")
+@strategy("upsample_bilinear2d.vec", "upsample_nearest2d.vec", "upsample_nearest1d.vec")
 def upsample(d: Drawer) -> dict:
-    x = d.tensor("input", (d.integer(1, 2), d.integer(1, 2), d.integer(1, 4), d.integer(1, 4)))
+    spatial = int(d.op.split("d.vec")[0][-1])  # upsample_nearest1d.vec -> 1
+    x = d.tensor("input", (d.integer(1, 2), d.integer(1, 2)) + tuple(d.integer(1, 4) for _ in range(spatial)))
     if d.boolean():
-        return {"input": x, "output_size": [d.integer(1, 4), d.integer(1, 4)], "scale_factors": None}
+        return {"input": x, "output_size": [d.integer(1, 4) for _ in range(spatial)], "scale_factors": None}
     # exactly one of output_size and scale_factors; a factor keeps at least one output element
     factors = [d.draw(cached.floats(max(0.5, 1.0 / size + 0.01), 2.5)) for size in x.shape[2:]]
     return {"input": x, "output_size": None, "scale_factors": factors}
@@ -519,7 +520,7 @@ def _layer_norm(d: Drawer) -> dict:
             "bias": d.tensor("bias", tuple(normalized)) if d.boolean() else None}
 
 
-@strategy("native_layer_norm")
+@strategy("native_layer_norm", "layer_norm")
 def native_layer_norm(d: Drawer) -> dict:
     return _layer_norm(d)
 
