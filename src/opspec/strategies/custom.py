@@ -530,8 +530,9 @@ def native_layer_norm_backward(d: Drawer) -> dict:
     chosen = _layer_norm(d)
     x, axis = chosen["input"], chosen["input"].dim() - len(chosen["normalized_shape"])
     stats = tuple(x.shape[:axis]) + (1,) * (x.dim() - axis)
+    # rstd is positive (a hint may narrow it further), as the forward pass produces it
     chosen.update(grad_out=d.tensor("grad_out", tuple(x.shape)), mean=d.tensor("mean", stats),
-                  rstd=d.tensor("rstd", stats, domain=_POSITIVE),  # a gradient needs its parameter
+                  rstd=d.tensor("rstd", stats, domain=d.hints.domain.get("rstd", _POSITIVE)),
                   output_mask=[d.boolean(), chosen["weight"] is not None and d.boolean(),
                                chosen["bias"] is not None and d.boolean()])
     return chosen
