@@ -49,28 +49,26 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("rule_case", cases)
 
 
-@given(data=st.data())
-def test_values(rule_case, data):
+def draw_case(rule_case, data):
+    """The subject, one drawn call and its dtype for a (version, op, dtype, device) case."""
     version, op, dtype, device = rule_case
     the_subject = subject(version, op)
-    call = data.draw(decomp_check.draw_calls(the_subject, dtype, device), label="call")
-    decomp_check.check_values(the_subject, call, dtype)
+    return the_subject, data.draw(decomp_check.draw_calls(the_subject, dtype, device), label="call"), dtype
+
+
+@given(data=st.data())
+def test_values(rule_case, data):
+    decomp_check.check_values(*draw_case(rule_case, data))
 
 
 @settings(max_examples=CLOSURE_EXAMPLES)
 @given(data=st.data())
 def test_closure(rule_case, data):
-    version, op, dtype, device = rule_case
-    the_subject = subject(version, op)
-    call = data.draw(decomp_check.draw_calls(the_subject, dtype, device), label="call")
-    decomp_check.check_closure(the_subject, call, dtype)
+    decomp_check.check_closure(*draw_case(rule_case, data))
 
 
 @settings(max_examples=RANDOM_EXAMPLES)
 @given(data=st.data())
 def test_random_rule(rule_case, data):
-    version, op, dtype, device = rule_case
-    the_subject = subject(version, op)
-    call = data.draw(decomp_check.draw_calls(the_subject, dtype, device), label="call")
     torch.manual_seed(0)
-    decomp_check.check_random(the_subject, call, dtype, seed=0)
+    decomp_check.check_random(*draw_case(rule_case, data), seed=0)
