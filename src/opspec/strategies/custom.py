@@ -503,11 +503,14 @@ def native_group_norm(d: Drawer) -> dict:
 @strategy("native_group_norm_backward")
 def native_group_norm_backward(d: Drawer) -> dict:
     chosen = native_group_norm(d)
-    shape, stats = tuple(chosen["input"].shape), (chosen["N"], chosen["group"])
+    shape = tuple(chosen["input"].shape)
     chosen.pop("bias")
     affine = chosen["weight"] is not None  # gradients of weight and bias need a weight
-    chosen.update(grad_out=d.tensor("grad_out", shape), mean=d.tensor("mean", stats),
-                  rstd=d.tensor("rstd", stats, domain=_POSITIVE),
+    # mean and rstd as the forward pass computes them: arbitrary statistics make the gradient a
+    # difference of huge, unrelated terms, a cancellation no real graph contains
+    _, mean, rstd = torch.ops.aten.native_group_norm.default(
+        chosen["input"], None, None, chosen["N"], chosen["C"], chosen["HxW"], chosen["group"], 1e-5)
+    chosen.update(grad_out=d.tensor("grad_out", shape), mean=mean, rstd=rstd,
                   output_mask=[d.boolean(), affine and d.boolean(), affine and d.boolean()])
     return chosen
 
@@ -529,10 +532,9 @@ def native_layer_norm(d: Drawer) -> dict:
 def native_layer_norm_backward(d: Drawer) -> dict:
     chosen = _layer_norm(d)
     x, axis = chosen["input"], chosen["input"].dim() - len(chosen["normalized_shape"])
-    stats = tuple(x.shape[:axis]) + (1,) * (x.dim() - axis)
-    # rstd is positive (a hint may narrow it further), as the forward pass produces it
-    chosen.update(grad_out=d.tensor("grad_out", tuple(x.shape)), mean=d.tensor("mean", stats),
-                  rstd=d.tensor("rstd", stats, domain=d.hints.domain.get("rstd", _POSITIVE)),
+    # mean and rstd as the forward pass computes them (see native_group_norm_backward)
+    _, mean, rstd = torch.ops.aten.native_layer_norm.default(x, chosen["normalized_shape"], None, None, 1e-5)
+    chosen.update(grad_out=d.tensor("grad_out", tuple(x.shape)), mean=mean, rstd=rstd,
                   output_mask=[d.boolean(), chosen["weight"] is not None and d.boolean(),
                                chosen["bias"] is not None and d.boolean()])
     return chosen
