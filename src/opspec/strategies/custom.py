@@ -509,7 +509,7 @@ def native_group_norm_backward(d: Drawer) -> dict:
     # mean and rstd as the forward pass computes them: arbitrary statistics make the gradient a
     # difference of huge, unrelated terms, a cancellation no real graph contains
     _, mean, rstd = torch.ops.aten.native_group_norm.default(
-        chosen["input"], None, None, chosen["N"], chosen["C"], chosen["HxW"], chosen["group"], 1e-5)
+        chosen["input"].contiguous(), None, None, chosen["N"], chosen["C"], chosen["HxW"], chosen["group"], 1e-5)
     chosen.update(grad_out=d.tensor("grad_out", shape), mean=mean, rstd=rstd,
                   output_mask=[d.boolean(), affine and d.boolean(), affine and d.boolean()])
     return chosen
