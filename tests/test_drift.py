@@ -51,7 +51,7 @@ def test_rules_trace_to_their_declared_targets(opset):
 
 def test_json_output(capsys, monkeypatch):
     monkeypatch.setattr(drift, "SAMPLES_PER_RULE", 1)
-    code = main(["drift", "--format", "json", "--no-closure"])
+    code = main(["drift", "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     assert report["opset_version"] == "2026.11"
     assert code == (1 if report["drifted"] else 0)

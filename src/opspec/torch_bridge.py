@@ -122,11 +122,16 @@ def describe_function(fn: Callable) -> str:
     return f"{module}.{getattr(inner, '__qualname__', repr(inner))}"
 
 
-def trace_ops(fn: Callable, args: tuple, kwargs: dict, table: dict) -> dict[str, int]:
-    """Run ``fn`` under make_fx with a decomposition table; count the ops it produced."""
+def trace_ops(fn: Callable, args: tuple, kwargs: dict, table: dict, *, fake: bool = False) -> dict[str, int]:
+    """Run ``fn`` under make_fx with a decomposition table; count the ops it produced.
+
+    ``fake=True`` traces on fake tensors: no kernel runs, so inputs a kernel would
+    not survive (unchecked preconditions) raise instead of crashing the process.
+    """
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    graph = make_fx(lambda *a: fn(*a, **kwargs), decomposition_table=table)(*args).graph
+    mode = "fake" if fake else "real"
+    graph = make_fx(lambda *a: fn(*a, **kwargs), decomposition_table=table, tracing_mode=mode)(*args).graph
     counts: dict[str, int] = {}
     for node in graph.nodes:
         if node.op == "call_function" and hasattr(node.target, "_schema"):

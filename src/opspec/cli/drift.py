@@ -16,7 +16,11 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--no-closure", action="store_true", help="skip probing torch's table for closure gaps")
+    parser.add_argument(
+        "--closure",
+        action="store_true",
+        help="also probe every entry of torch's table for non-core survivors (slow: several minutes; in a child process)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -24,7 +28,7 @@ def run(args) -> int:
     opset = load.load_opset(args.opset_version)
     interactive = sys.stderr.isatty()
     progress = (lambda message: print(f"\r\033[K{message}", end="", file=sys.stderr)) if interactive else None
-    report = drift.compute(opset, closure=not args.no_closure, progress=progress)
+    report = drift.compute(opset, closure=args.closure, progress=progress)
     if interactive:
         print("\r\033[K", end="", file=sys.stderr)
     if args.format == "json":
