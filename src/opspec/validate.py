@@ -110,34 +110,37 @@ def _check_version(
                 )
             )
 
-    ops: dict[str, tuple[CoreOp, Any]] = {}
-    for index, entry in load.iter_entries(ops_file, "ops"):
-        op = CoreOp.from_dict(entry)
-        if op.name in ops:
-            first = ops[op.name][1].mark
-            findings.append(Finding(entry.mark, f"duplicate op {op.name} (first listed at line {first.line})"))
-            continue
-        ops[op.name] = (op, entry)
+    ops, problems = _index_entries(ops_file, "ops", CoreOp.from_dict, lambda op: op.name, "op")
+    findings += problems
+    for op, entry in ops.values():
         findings += _check_lifecycle(op, entry, info.version)
-    if [name for name in ops] != sorted(ops):
-        findings.append(Finding(ops_file.data["ops"].mark, "ops must be sorted by name (keeps diffs reviewable)"))
 
     core = {name for name, (op, _) in ops.items() if op.status != "removed"}
-    rules: dict[str, tuple[DecompositionRule, Any]] = {}
-    for index, entry in load.iter_entries(rules_file, "rules"):
-        rule = DecompositionRule.from_dict(entry)
-        if rule.op in rules:
-            first = rules[rule.op][1].mark
-            findings.append(Finding(entry.mark, f"duplicate rule for {rule.op} (first listed at line {first.line})"))
-            continue
-        rules[rule.op] = (rule, entry)
+    rules, problems = _index_entries(rules_file, "rules", DecompositionRule.from_dict, lambda rule: rule.op, "rule for")
+    findings += problems
+    for rule, entry in rules.values():
         findings += _check_rule_closure(rule, entry, ops, core)
-    if [name for name in rules] != sorted(rules):
-        findings.append(Finding(rules_file.data["rules"].mark, "rules must be sorted by op (keeps diffs reviewable)"))
 
     if use_torch:
         findings += _check_against_torch(ops, rules)
     return findings
+
+
+def _index_entries(loaded: LoadedFile, key: str, build, name_of, what: str) -> tuple[dict[str, tuple[Any, Any]], list[Finding]]:
+    """Entries of one list by name, with a finding for each duplicate and for unsorted order."""
+    indexed: dict[str, tuple[Any, Any]] = {}
+    findings = []
+    for _, entry in load.iter_entries(loaded, key):
+        item = build(entry)
+        name = name_of(item)
+        if name in indexed:
+            first = indexed[name][1].mark
+            findings.append(Finding(entry.mark, f"duplicate {what} {name} (first listed at line {first.line})"))
+            continue
+        indexed[name] = (item, entry)
+    if list(indexed) != sorted(indexed):
+        findings.append(Finding(loaded.data[key].mark, f"{key} must be sorted (keeps diffs reviewable)"))
+    return indexed, findings
 
 
 def _check_lifecycle(op: CoreOp, entry: Any, version: str) -> list[Finding]:
