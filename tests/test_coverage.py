@@ -1,6 +1,7 @@
 """`opspec coverage` on the example models, its usage errors, and backend manifests."""
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import shutil
 import textwrap
@@ -156,7 +157,7 @@ def test_cli_json(capsys):
         ("opspec_test_models:raising", "none", "factory opspec_test_models:raising raised ValueError: bad config"),
         ("opspec_test_models:not_a_pair", "none", "must return (nn.Module, example_inputs)"),
         ("opspec_test_models:unexportable", "none", "torch.export failed"),
-        (f"{MODELS}:mlp", "tpu9000", "no manifest for backend 'tpu9000' (known: aot_eager, eager, inductor, none"),
+        (f"{MODELS}:mlp", "tpu9000", "no manifest for backend 'tpu9000' (known: aot_eager, eager, inductor, onnxruntime, none"),
         (f"{MODELS}:mlp", "missing/dir/x.yaml", "no backend manifest at missing/dir/x.yaml"),
     ],
 )
@@ -196,7 +197,7 @@ def test_usage_errors_are_one_line(capsys, tmp_path, monkeypatch, model, backend
 def test_bundled_manifests_are_clean(opset):
     findings = manifests.manifest_findings(manifests.backends_dir(), lambda version: opset)
     assert [str(f) for f in findings] == []
-    assert manifests.known_backends() == ["aot_eager", "eager", "inductor"]
+    assert manifests.known_backends() == ["aot_eager", "eager", "inductor", "onnxruntime"]
 
 
 def test_bundled_manifests_are_measured(opset):
@@ -295,16 +296,19 @@ def test_backend_path_and_version_mismatch(tmp_path, capsys):
     assert code == 2 and "describes opset 2026.05, not 2026.11" in err
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "onnxruntime"])
 def test_manifests_match_a_fresh_measurement(backend):
     """Manifests are measured, never hand-edited (inductor is checked by `measure_lowering.py --check`)."""
     import runpy
 
-    import torch
-
     tool = runpy.run_path(str(Path(__file__).resolve().parents[1] / "tools" / "measure_lowering.py"))
     path = manifests.manifest_path(backend)
-    if f"torch {torch.__version__.split('+')[0]}," not in path.read_text(encoding="utf-8"):
-        pytest.skip("manifest measured with another torch")
+    packages = tool["BACKENDS"][backend].packages
+    try:
+        installed = tool["measured_with"](packages)
+    except importlib.metadata.PackageNotFoundError as missing:
+        pytest.skip(f"{missing} is not installed")
+    if manifests.load_manifest(path).measured_with != installed:
+        pytest.skip(f"manifest measured with other versions than the installed {installed}")
     measured = tool["yamlio"].dump(tool["measure"](backend, VERSION), tool["HEADER"])
     assert measured == path.read_text(encoding="utf-8")

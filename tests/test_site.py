@@ -107,6 +107,20 @@ def test_scoreboard_with_results(tmp_path):
     assert "| demo" in pages["ops/aten-abs.md"]
 
 
+def test_scoreboard_shows_lowering_coverage(tmp_path):
+    root = write_workspace(tmp_path / "repo")
+    folder = root / "conformance" / "results"
+    folder.mkdir(parents=True)
+    lowering = {"manifest": "conformance/backends/demo.yaml", "lowered": 1, "ops_run": 2, "coverage_percent": 50.0}
+    (folder / "demo.json").write_text(json.dumps({"backend": "demo", "lowering": lowering, "results": [
+        {"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass", "lowering": "lowered"},
+        {"op": "aten::neg", "dtype": "float32", "device": "cpu", "status": "pass", "lowering": "fallback"}]}))
+    board = generate(Workspace(root)).pages["scoreboard.md"]
+    assert "1 of 2 ops run are lowered natively\n(50.0%)" in board
+    assert "| float32 @ cpu | lowering |" in board
+    assert "| pass | fallback |" in board
+
+
 def test_cli_build_and_broken_config(tmp_path, capsys):
     root = write_workspace(tmp_path / "repo")
     out = tmp_path / "html"

@@ -13,15 +13,31 @@ Nothing is written by hand; each backend has one measuring rule:
   ``make_fallback`` handler, or when nothing handles it (Inductor then creates an
   implicit fallback at compile time). Lowerings that still fall back for some
   inputs (the op is in ``lowering.fallbacks``) carry a note.
+- onnxruntime: an op is lowered when the ONNX exporter's registry (torchlib, as
+  ``torch.onnx.export(dynamo=True)`` builds it) holds an ONNX translation for its
+  OpOverload (torchlib registers a default overload under the packet's name). It
+  falls back otherwise: the exporter then decomposes it into other aten ops first
+  (with torch's decomposition table), or, with no decomposition either, the export
+  fails when the op reaches the graph. Needs the onnx extra.
 
-    python tools/measure_lowering.py                 # rewrite all three manifests
+``export`` has no manifest. Its program is the exported graph after
+``run_decompositions`` with the opset's table, run by ``ExportedProgram.module()``,
+so every op ends as aten calls to the eager kernels: nothing is lowered into other
+code and nothing is handed back. Splitting the ops by whether that table decomposes
+them would restate the decomposition table, not say what the backend does.
+
+    python tools/measure_lowering.py                 # rewrite every manifest
     python tools/measure_lowering.py --check         # exit 1 if a manifest is out of date
     python tools/measure_lowering.py --backend eager --opset 2026.11
 """
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.metadata
+import logging
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -66,26 +82,78 @@ def measure_inductor(op) -> Verdict:
     return "fallback", "no lowering or decomposition: Inductor creates an implicit fallback to the ATen kernel"
 
 
-BACKENDS: dict[str, tuple[Callable, str]] = {
-    "eager": (measure_eager, "Eager PyTorch: every op runs its ATen kernel (CPU dispatch key or a composite kernel)."),
-    "aot_eager": (
+@functools.lru_cache(maxsize=None)
+def onnx_registry():
+    """The exporter's registry as ``torch.onnx.export(dynamo=True)`` builds it by default."""
+    from torch.onnx._internal.exporter import _registration
+
+    quiet = logging.getLogger(_registration.__name__)
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # it warns about every torchvision op when torchvision is absent
+    try:
+        return _registration.ONNXRegistry.from_torchlib()
+    finally:
+        quiet.setLevel(level)
+
+
+@functools.lru_cache(maxsize=None)
+def onnx_decompositions() -> frozenset:
+    """Ops the exporter may decompose before translating: the tables it draws its decompositions from."""
+    torch = torch_bridge.torch_module()
+    import torch._decomp
+
+    return frozenset(torch.export.default_decompositions().keys()) | frozenset(torch._decomp.decomposition_table)
+
+
+def measure_onnxruntime(op) -> Verdict:
+    translations = onnx_registry().get_decomps(op)
+    if translations and all(t.is_complex for t in translations):
+        return "lowered", "torchlib translates it for complex-valued inputs only"
+    if translations:
+        return "lowered", ""
+    if op in onnx_decompositions():
+        return "fallback", "no ONNX translation in torchlib: the exporter decomposes it into other aten ops first"
+    return "fallback", "no ONNX translation in torchlib and no decomposition: the export fails when it reaches the graph"
+
+
+@dataclass(frozen=True)
+class Rule:
+    measure: Callable
+    description: str
+    packages: tuple[str, ...] = ("torch",)  # whose versions the measurement depends on
+
+
+BACKENDS: dict[str, Rule] = {
+    "eager": Rule(measure_eager, "Eager PyTorch: every op runs its ATen kernel (CPU dispatch key or a composite kernel)."),
+    "aot_eager": Rule(
         measure_eager,
         "torch.compile(backend='aot_eager'): AOT autograd traces to ATen and runs each op with its eager kernel.",
     ),
-    "inductor": (
+    "inductor": Rule(
         measure_inductor,
         "torch.compile(backend='inductor'): ops with a code-generating lowering (or rewritten by Inductor "
         "before lowering) versus ops handed back to the ATen kernel.",
     ),
+    "onnxruntime": Rule(
+        measure_onnxruntime,
+        "torch.onnx.export(dynamo=True) run by ONNX Runtime: ops the exporter translates to ONNX directly (torchlib) "
+        "versus ops it first decomposes into other aten ops, or cannot export.",
+        ("torch", "onnxscript"),
+    ),
 }
 
 
+def measured_with(packages: tuple[str, ...]) -> str:
+    """Versions without local build tags (2.13.0+cpu measures like 2.13.0)."""
+    versions = [f"{name} {importlib.metadata.version(name).split('+')[0]}" for name in packages]
+    return ", ".join([*versions, "tools/measure_lowering.py"])
+
+
 def measure(backend: str, version: str) -> dict:
-    measure_op, description = BACKENDS[backend]
-    torch = torch_bridge.torch_module()
+    rule = BACKENDS[backend]
     lowered, fallback = [], []
     for name in core_ops(version):
-        verdict, text = measure_op(torch_bridge.resolve(name))
+        verdict, text = rule.measure(torch_bridge.resolve(name))
         if verdict == "lowered":
             lowered.append({"op": name, "note": text} if text else name)
         else:
@@ -93,8 +161,8 @@ def measure(backend: str, version: str) -> dict:
     return {
         "opset": version,
         "backend": backend,
-        "measured_with": f"torch {torch.__version__.split('+')[0]}, tools/measure_lowering.py",
-        "description": description,
+        "measured_with": measured_with(rule.packages),
+        "description": rule.description,
         "lowered": lowered,
         "fallback": fallback,
     }
@@ -112,14 +180,19 @@ def main() -> int:
     stale = 0
     for backend in BACKENDS if args.backend == "all" else [args.backend]:
         path = args.out / f"{backend}.yaml"
-        data = measure(backend, version)
+        try:
+            data = measure(backend, version)
+        except (ImportError, importlib.metadata.PackageNotFoundError) as err:
+            needs = ", ".join(BACKENDS[backend].packages)
+            print(f"{path}: cannot measure {backend} (needs {needs}): {err}", file=sys.stderr)
+            return 2
         text = yamlio.dump(data, HEADER)
         summary = f"{len(data['lowered'])} lowered, {len(data['fallback'])} fallback"
         if args.check:
             current = path.read_text(encoding="utf-8") if path.is_file() else ""
             if current != text:
                 stale += 1
-                print(f"{path}: out of date with the installed torch (measured: {summary})")
+                print(f"{path}: out of date with the installed packages (measured: {summary})")
             continue
         atomic.write_text(path, text)
         print(f"{path}: {summary}")

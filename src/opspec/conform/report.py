@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, TextIO
 
 from .. import __version__, atomic
+from . import lowering as lowering_mod
 from .cases import Case
 from .runner import STATUSES
 
@@ -90,7 +91,7 @@ def read_previous(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if isinstance(whole, dict) and "header" not in whole:  # one object: a final report
         if not isinstance(whole.get("results"), list):
             raise ReportError(f"{path}: not a conformance report (no results list)")
-        head = {k: v for k, v in whole.items() if k not in ("results", "summary")}
+        head = {k: v for k, v in whole.items() if k not in ("results", "summary", "lowering")}
         return head, [r for r in whole["results"] if _is_record(r)]
     if text.lstrip().startswith("{") and "\n" not in text.strip() and whole is None:
         raise ReportError(f"{path}:1: not valid JSON")
@@ -142,9 +143,12 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Case], warnings: list[str],
-          duration_s: float) -> dict[str, Any]:
+          duration_s: float, manifests_dir: Path | None = None) -> dict[str, Any]:
+    """The report; with a ``lowering`` section when the backend has a manifest (``manifests_dir``: where to look)."""
     position = {case: i for i, case in enumerate(order)}
     records = sorted(records, key=lambda r: position.get(case_of(r), len(position)))
+    lowering, lowering_warnings = lowering_mod.for_run(head, [r["op"] for r in records], manifests_dir)
+    records = lowering_mod.mark_records(records, lowering)
     compiles = [r.get("compiles", 0) for r in records]
     return {
         "$schema": SCHEMA_URL,
@@ -152,7 +156,8 @@ def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Ca
         "duration_s": round(duration_s, 1),
         "summary": {**summarize(records), "cases": len(records), "compiles": sum(compiles),
                     "max_compiles_per_case": max(compiles, default=0)},
-        "warnings": warnings,
+        **({"lowering": lowering} if lowering is not None else {}),
+        "warnings": [*warnings, *lowering_warnings],
         "results": records,
     }
 
@@ -174,13 +179,14 @@ def progress_line(index: int, total: int, record: dict[str, Any]) -> str:
 
 def summary_table(report: dict[str, Any]) -> str:
     summary = report["summary"]
-    backend = report["backend"]["name"] if isinstance(report["backend"], dict) else report["backend"]
+    backend = lowering_mod.backend_name(report)
     lines = [f"{backend} on {report['device']}, opset {report['opset']}: {summary['cases']} cases, "
              f"{summary['compiles']} compiles, {report['duration_s']:.0f}s", ""]
     lines.append(f"{'status':<14}{'cases':>6}")
     for status in STATUSES:
         if summary[status]:
             lines.append(f"{status:<14}{summary[status]:>6}")
+    lines += ["", *lowering_mod.summary_lines(report)]
     bad = [r for r in report["results"] if r["status"] not in ("pass", "xfail", "skip")]
     if bad:
         lines += ["", "not passing and not expected:"]

@@ -152,8 +152,14 @@ def generate(ws: Workspace) -> Generated:
         cells: dict[str, dict[str, str]] = {}
         for r in records:
             cells.setdefault(r.op, {})[f"{r.dtype} @ {r.device}"] = r.status
+        coverage = results.coverage.get(backend)
+        if coverage is not None:  # one more column: what the backend's manifest says about the op
+            lowering = {r.op: r.lowering for r in records if r.lowering}
+            for op in cells:
+                cells[op]["lowering"] = lowering.get(op, "—")
+            columns = [*columns, "lowering"]
         rows = [(op, [cells[op].get(c, "—") for c in columns]) for op in sorted(cells)]
-        tables.append((backend, columns, rows))
+        tables.append((backend, columns, rows, coverage))
     pages["scoreboard.md"] = env.get_template("scoreboard.md.j2").render(
         backends=results.backends(), records=results.records, files=results.files, tables=tables,
         notes=results.notes, op_link=lambda n: op_link(n, ""),

@@ -22,11 +22,22 @@ class Record:
     dtype: str
     device: str
     status: str
+    lowering: str = ""  # lowered / fallback / undeclared, when the report has a lowering section
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """A report's lowering section, reduced to its headline."""
+    manifest: str
+    lowered: int
+    ops_run: int
+    percent: float
 
 
 @dataclass
 class Results:
     records: list[Record] = field(default_factory=list)
+    coverage: dict[str, Coverage] = field(default_factory=dict)  # backend -> its lowering headline
     notes: list[str] = field(default_factory=list)
     files: int = 0
 
@@ -43,6 +54,15 @@ def _text(entry: dict, keys: tuple[str, ...], default: str = "") -> str:
         if isinstance(value, (str, int, float)) and str(value).strip():
             return str(value).strip()[:200]
     return default
+
+
+def _coverage(section: Any) -> Coverage | None:
+    if not isinstance(section, dict):
+        return None
+    lowered, run, percent = (section.get(k) for k in ("lowered", "ops_run", "coverage_percent"))
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lowered, run, percent)):
+        return None
+    return Coverage(_text(section, ("manifest",), "its manifest"), int(lowered), int(run), float(percent))
 
 
 def read(folder: Path) -> Results:
@@ -66,6 +86,9 @@ def read(folder: Path) -> Results:
         if items is None:
             results.notes.append(f"{path.name}: no list of results found")
             continue
+        coverage = _coverage(data.get("lowering"))
+        if coverage is not None:
+            results.coverage[backend] = coverage
         skipped = 0
         for item in items:
             if not isinstance(item, dict) or not _text(item, OP_KEYS):
@@ -77,6 +100,7 @@ def read(folder: Path) -> Results:
                 dtype=_text(item, ("dtype",), "any"),
                 device=_text(item, ("device",), _text(data, ("device",), "any")),
                 status=_text(item, STATUS_KEYS, "unknown"),
+                lowering=_text(item, ("lowering",)),
             ))
         if skipped:
             results.notes.append(f"{path.name}: {skipped} entries without an op were skipped")

@@ -1,0 +1,105 @@
+"""The report's ``lowering`` section: per op run, whether the backend's manifest says it lowers it or falls back.
+
+The manifest is found by the backend's name (``conformance/backends/NAME.yaml``);
+backends without one get no section. Only manifests and YAML are read here, no torch.
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable
+
+from .. import manifests
+from ..load import OpsetError
+
+STATUSES = ("lowered", "fallback", "undeclared")
+WARNING_PREFIX = "lowering: "  # marks the warnings of this section, so the summary can show them
+_MANIFEST_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # as the manifest schema spells a backend
+
+
+def backend_name(head: dict[str, Any]) -> str:
+    backend = head["backend"]
+    return backend["name"] if isinstance(backend, dict) else backend
+
+
+def manifest_for(backend: str, directory: Path | None = None) -> Path | None:
+    """The bundled manifest of ``backend``; None when it has none (``pkg.module:callable`` backends never do)."""
+    if not _MANIFEST_NAME.fullmatch(backend):
+        return None
+    try:
+        return manifests.manifest_path(backend, directory)
+    except manifests.UnknownBackend:
+        return None
+
+
+def shown(path: Path) -> str:
+    """The path as a reader of the report can use it: relative to here when it lies below."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def section(manifest: manifests.BackendManifest, manifest_shown: str, ops: Iterable[str]) -> dict[str, Any]:
+    """Counts, coverage and per-op status over the distinct ``ops`` of a run."""
+    statuses = {op: manifest.status(op) for op in dict.fromkeys(ops)}
+    counts = Counter(status for status, _ in statuses.values())
+    run = len(statuses)
+    return {
+        "manifest": manifest_shown,
+        "measured_with": manifest.measured_with,
+        "ops_run": run,
+        **{status: counts[status] for status in STATUSES},
+        "coverage_percent": round(100 * counts["lowered"] / run, 1) if run else 0.0,
+        "ops": {op: {"status": status, "note": note} for op, (status, note) in statuses.items()},
+    }
+
+
+def for_run(head: dict[str, Any], ops: Iterable[str], directory: Path | None = None) -> tuple[dict[str, Any] | None, list[str]]:
+    """(section or None, warnings) for a run with this header over these ops."""
+    path = manifest_for(backend_name(head), directory)
+    if path is None:
+        return None, []
+    where = shown(path)
+    try:
+        manifest = manifests.load_manifest(path)
+    except OpsetError as err:
+        problem = str(err.findings[0]) if err.findings else f"{where}: unreadable"
+        return None, [f"{WARNING_PREFIX}{problem}; the report has no lowering section"]
+    if manifest.opset != head["opset"]:
+        return None, [f"{WARNING_PREFIX}{where} describes opset {manifest.opset}, not {head['opset']}; "
+                      f"the report has no lowering section"]
+    return section(manifest, where, ops), []
+
+
+def mark_records(records: list[dict[str, Any]], lowering: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Records with their op's ``lowering`` status; without a section, without the field (a resumed run may carry one)."""
+    if lowering is None:
+        return [{k: v for k, v in r.items() if k != "lowering"} for r in records]
+    return [{**r, "lowering": lowering["ops"][r["op"]]["status"]} for r in records]
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """The terminal summary's lowering part."""
+    lowering = report.get("lowering")
+    if lowering is None:
+        notes = [w for w in report.get("warnings", []) if w.startswith(WARNING_PREFIX)]
+        return notes or [f"lowering: no manifest exists for backend {backend_name(report)}, "
+                         f"so the report has no lowering section"]
+    line = (f"lowering (manifest {lowering['manifest']}): {lowering['lowered']} of {lowering['ops_run']} ops lowered "
+            f"({lowering['coverage_percent']:.1f}%), {lowering['fallback']} fall back")
+    if lowering["undeclared"]:
+        line += f", {lowering['undeclared']} undeclared"
+    lines = [line]
+    for status, label in (("fallback", "fall back"), ("undeclared", "undeclared")):
+        lines += _listed(label, [op for op, entry in lowering["ops"].items() if entry["status"] == status])
+    return lines
+
+
+def _listed(label: str, ops: list[str]) -> list[str]:
+    if not ops:
+        return []
+    names = ", ".join(op.removeprefix("aten::") for op in ops)
+    return textwrap.wrap(f"{label}: {names}", width=110, initial_indent="  ", subsequent_indent="    ")
