@@ -41,11 +41,18 @@ def add_parser(subparsers) -> None:
                         help="compiled programs per case: examples come from at most N compile keys (default 2)")
     parser.add_argument("--seed", type=int, default=0, metavar="S")
     parser.add_argument("--static", action="store_true", help="compile with static shapes")
+    parser.add_argument("--functionalization", action="store_true",
+                        help="also export every in-place and out= variant of the selected ops, mutating inputs and "
+                             "intermediates directly and through views, and add the report's functionalization "
+                             "section (runs in this process, after the cases)")
+    parser.add_argument("--findings", metavar="FILE",
+                        help="functionalization findings YAML (default: conformance/expectations/functionalization.yaml)")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..conform import backends, cases, expectations, report, suite
+    from ..conform import functionalization
     from ..conform.isolation import Isolated, WorkerError
     from ..conform.runner import Settings, cached_opset
     from .. import torch_bridge
@@ -74,6 +81,16 @@ def run(args) -> int:
     for warning in expected.warnings:
         print(f"warning: {warning}", file=sys.stderr)
 
+    findings = None
+    if args.functionalization:
+        findings_path = Path(args.findings) if args.findings else functionalization.default_path()
+        variants = functionalization.functional_variants.variants(op.name for op in ops)
+        findings = functionalization.read_findings(findings_path, variants, opset)
+        for warning in findings.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+    elif args.findings:
+        raise UsageError("--findings needs --functionalization")
+
     report_path = Path(args.report or f"conformance-{_slug(backend.name)}-{args.device}.json")
     head = report.header(backend=backend.describe(), device=args.device, opset=opset.version, seed=args.seed,
                          max_examples=args.max_examples, max_compiles=args.max_compiles,
@@ -81,6 +98,8 @@ def run(args) -> int:
                          expectations=_shown(expectation_path), isolate=args.isolate)
     previous: list = []
     previous_duration = 0.0
+    # read before the run: the report being resumed may be the one rewritten
+    carried_section = report.previous_section(Path(args.resume), "functionalization") if args.resume else None
     if args.resume:
         try:
             previous_head, previous = report.read_previous(Path(args.resume))
@@ -102,10 +121,19 @@ def run(args) -> int:
     except suite.RunAborted as err:
         print(f"opspec conform: error: {err}", file=sys.stderr)
         return 1
+    code = suite.exit_code(final)
+    if findings is not None:
+        section = functionalization.section(opset, findings, device=args.device, seed=args.seed, ops=globs or None,
+                                            previous=carried_section)
+        final = report.with_section(final, "functionalization", section)
+        report.write(report_path, final)
+        code = code or (0 if functionalization.clean(section) else 1)
     print()
     print(report.summary_table(final))
+    if findings is not None:
+        print("\n" + "\n".join(functionalization.summary_lines(final["functionalization"])))
     print(f"\nreport: {report_path}")
-    return suite.exit_code(final)
+    return code
 
 
 def _dtypes(names: list[str]) -> list[str] | None:

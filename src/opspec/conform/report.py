@@ -22,6 +22,7 @@ from .runner import STATUSES
 
 FORMAT = 1
 SCHEMA_URL = "https://opspec.dev/schema/conformance_report.schema.json"
+SECTIONS = ("results", "summary", "lowering", "functionalization")  # computed by a run, never carried by --resume
 
 
 class ReportError(ValueError):
@@ -91,7 +92,7 @@ def read_previous(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if isinstance(whole, dict) and "header" not in whole:  # one object: a final report
         if not isinstance(whole.get("results"), list):
             raise ReportError(f"{path}: not a conformance report (no results list)")
-        head = {k: v for k, v in whole.items() if k not in ("results", "summary", "lowering")}
+        head = {k: v for k, v in whole.items() if k not in SECTIONS}
         return head, [r for r in whole["results"] if _is_record(r)]
     if text.lstrip().startswith("{") and "\n" not in text.strip() and whole is None:
         raise ReportError(f"{path}:1: not valid JSON")
@@ -135,6 +136,22 @@ def check_compatible(previous: dict[str, Any], current: dict[str, Any], path: Pa
 
 def case_of(record: dict[str, Any]) -> Case:
     return Case(record["op"], record["dtype"], record["device"])
+
+
+def previous_section(path: Path, name: str) -> dict[str, Any] | None:
+    """A computed section of a final report (None for a journal, or a report without it)."""
+    try:
+        whole = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    section = whole.get(name) if isinstance(whole, dict) else None
+    return section if isinstance(section, dict) else None
+
+
+def with_section(final: dict[str, Any], name: str, section: dict[str, Any]) -> dict[str, Any]:
+    """The report with one more section, placed before the per-case results."""
+    rest = {k: v for k, v in final.items() if k not in ("results", name)}
+    return {**rest, name: section, "results": final["results"]}
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, int]:

@@ -1,0 +1,181 @@
+"""Functionalization checks: variant discovery, programs through views, verdicts, findings files."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+import torch
+
+from opspec import functional_variants, functionalization as fx, load
+from opspec.cli import main
+from opspec.conform import functionalization as section_mod
+from opspec.load import OpsetError
+from opspec.strategies import Call
+
+from test_conform import validate
+
+
+@pytest.fixture(scope="module")
+def opset():
+    return load.load_opset(None)
+
+
+@pytest.fixture(scope="module")
+def table(opset):
+    return fx.lowering_table(opset)
+
+
+def variant(name: str) -> functional_variants.Variant:
+    functional = {"aten::add_.Tensor": "aten::add.Tensor", "aten::add.out": "aten::add.Tensor",
+                  "aten::mul_.Tensor": "aten::mul.Tensor"}[name]
+    return next(v for v in functional_variants.variants_of(functional) if v.name == name)
+
+
+def add_call() -> Call:
+    torch.manual_seed(0)
+    return Call("aten::add.Tensor", (torch.randn(3, 4), torch.randn(3, 4)), {"alpha": 2})
+
+
+def test_variants_are_found_by_signature():
+    assert [(v.name, v.kind, v.outs) for v in functional_variants.variants_of("aten::add.Tensor")] == [
+        ("aten::add_.Tensor", "inplace", ()), ("aten::add.out", "out", ("out",))]
+    outs = {v.name: v.outs for v in functional_variants.variants_of("aten::max.dim")}
+    assert outs == {"aten::max.dim_max": ("max", "max_values")}
+    # tensor options are carried by the out tensor, so full's out form still matches
+    assert [v.name for v in functional_variants.variants_of("aten::full")] == ["aten::full.out"]
+    assert functional_variants.variants_of("aten::resize_") == []  # a mutating op has no variants
+
+
+def test_every_core_op_with_variants_is_covered(opset):
+    found = functional_variants.variants(op.name for op in opset.active_ops())
+    assert len({v.functional for v in found}) > 150
+    assert {"inplace", "out"} == {v.kind for v in found}
+
+
+@pytest.mark.parametrize("target", fx.TARGETS)
+@pytest.mark.parametrize("view", list(fx.VIEWS))
+@pytest.mark.parametrize("name", ["aten::add_.Tensor", "aten::add.out"])
+def test_add_variants_functionalize_through_every_view(opset, table, name, target, view):
+    mutation = fx.Mutation(variant(name), target, view)
+    program = fx.build(mutation, add_call())
+    assert program is not None
+    verdict = fx.check(program, opset, table)
+    if view == "diagonal":  # diagonal_scatter is outside the opset until proposal 0006
+        assert verdict.status == "not-functional" and "aten::diagonal_scatter" in verdict.message
+    else:
+        assert verdict.status == "pass", verdict.message
+        assert "aten::add.Tensor" in verdict.graph_ops and not any(op.endswith("_") for op in verdict.graph_ops)
+
+
+def test_the_write_must_reach_the_base_outside_the_view(opset, table):
+    program = fx.build(fx.Mutation(variant("aten::mul_.Tensor"), "input", "slice"),
+                       Call("aten::mul.Tensor", (torch.ones(2, 3), torch.full((2, 3), 3.0))))
+    base = program.fresh_inputs()[0]
+    program.function(base, *program.fresh_inputs()[1:])
+    assert base[1:3].eq(3).all() and base[0].eq(program.inputs[0][0]).all() and base[3].eq(program.inputs[0][3]).all()
+
+
+def test_a_wrong_lowering_is_caught(opset, table):
+    wrong = {**table, torch.ops.aten.add.Tensor: lambda x, y, alpha=1: torch.ops.aten.sub.Tensor(x, y, alpha=alpha)}
+    program = fx.build(fx.Mutation(variant("aten::add_.Tensor"), "input", "select"), add_call())
+    verdict = fx.check(program, opset, wrong)
+    assert verdict.status == "fail" and "outputs" in verdict.message
+
+
+def test_ops_outside_the_opset_are_not_functional(opset):
+    program = fx.build(fx.Mutation(variant("aten::add_.Tensor"), "input", "direct"), add_call())
+    smaller = opset.core_names() - {"aten::add.Tensor"}
+    shrunk = type("Shrunk", (), {"core_names": lambda self: smaller, "version": "test"})()
+    verdict = fx.check(program, shrunk, {})
+    assert verdict.status == "not-functional" and "aten::add.Tensor" in verdict.message
+
+
+def test_views_that_cannot_reach_the_output_are_not_built():
+    scalar = Call("aten::add.Tensor", (torch.tensor(1.0), torch.tensor(2.0)), {})
+    assert fx.build(fx.Mutation(variant("aten::add_.Tensor"), "input", "transpose"), scalar) is None
+    assert fx.build(fx.Mutation(variant("aten::add_.Tensor"), "input", "direct"), scalar) is not None
+
+
+def test_a_broadcast_self_is_materialized_for_in_place():
+    call = Call("aten::add.Tensor", (torch.randn(4), torch.randn(3, 4)), {})
+    program = fx.build(fx.Mutation(variant("aten::add_.Tensor"), "input", "direct"), call)
+    assert program is not None and program.inputs[0].shape == (3, 4)
+
+
+FINDINGS = """\
+opset: '2026.11'
+measured_with: torch 2.13.0
+findings:
+  - variants: [aten::add_.Tensor]
+    programs: ['*/diagonal']
+    status: not-functional
+    reason: diagonal_scatter is outside the opset
+  - variants: [aten::no_such_op_]
+    reason: matches nothing at all here
+"""
+
+
+def read(tmp_path, text: str, opset):
+    path = tmp_path / "functionalization.yaml"
+    path.write_text(text)
+    variants = functional_variants.variants(op.name for op in opset.active_ops())
+    return section_mod.read_findings(path, variants, opset)
+
+
+def test_findings_cover_programs_and_warn_about_unknown_variants(tmp_path, opset):
+    findings = read(tmp_path, FINDINGS, opset)
+    assert findings.warnings == (f"{tmp_path / 'functionalization.yaml'}:8:5: finding 'aten::no_such_op_' matches "
+                                 f"no in-place or out variant of opset 2026.11",)
+    diagonal = fx.Mutation(variant("aten::add_.Tensor"), "input", "diagonal")
+    finding = findings.lookup(diagonal)
+    assert finding is not None and finding.where.endswith(":4")
+    assert findings.lookup(fx.Mutation(variant("aten::add_.Tensor"), "input", "slice")) is None
+    assert section_mod.judge("not-functional", finding) == ("xfail", "")
+    assert section_mod.judge("pass", finding)[0] == "xpass"
+    status, note = section_mod.judge("fail", finding)
+    assert status == "fail" and "expects not-functional" in note
+
+
+@pytest.mark.parametrize("text, message", [
+    ("opset: '2026.11'\nfindings: [\n", "functionalization.yaml:"),
+    ("opset: '2026.11'\nmeasured_with: torch 2.13.0\nfindings:\n  - variants: [x]\n", "reason"),
+])
+def test_unusable_findings_files_name_file_and_line(tmp_path, opset, text, message):
+    with pytest.raises(OpsetError) as err:
+        read(tmp_path, text, opset)
+    assert message in str(err.value.findings[0])
+
+
+def test_cli_usage_errors_are_one_line(tmp_path, capsys):
+    assert main(["conform", "--backend", "eager", "--findings", "x.yaml"]) == 2
+    assert "--findings needs --functionalization" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("findings: 3\n")
+    assert main(["conform", "--backend", "eager", "--functionalization", "--findings", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml" in err and "Traceback" not in err and len(err.strip().splitlines()) >= 1
+
+
+def test_section_in_the_report_and_resume_rejudges(tmp_path, capsys):
+    findings = tmp_path / "findings.yaml"
+    findings.write_text("opset: '2026.11'\nmeasured_with: torch 2.13.0\nfindings:\n"
+                        "  - variants: [aten::abs_, aten::abs.out]\n    programs: ['*/diagonal']\n"
+                        "    status: not-functional\n    reason: diagonal_scatter is outside the opset\n")
+    out = tmp_path / "report.json"
+    args = ["conform", "--backend", "eager", "--ops", "aten::abs", "--report", str(out), "--max-examples", "1",
+            "--max-compiles", "1", "--functionalization", "--findings", str(findings)]
+    assert main(args) == 0, capsys.readouterr().out
+    report = json.loads(out.read_text())
+    validate(report)
+    section = report["functionalization"]
+    assert section["summary"]["variants"] == 2 and section["summary"]["programs"] == 24
+    assert {(r["view"], r["status"]) for r in section["results"] if r["view"] == "diagonal"} == {("diagonal", "xfail")}
+    assert all(r["status"] in ("pass", "skip") for r in section["results"] if r["view"] != "diagonal")
+    # without the finding the same programs are unexpected: judged again from the recorded outcome, not rerun
+    findings.write_text("opset: '2026.11'\nmeasured_with: torch 2.13.0\nfindings: []\n")
+    capsys.readouterr()
+    assert main([*args, "--resume", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "(recorded)" in text and "(ran)" not in text
+    assert "abs_/input/diagonal: not-functional" in text
