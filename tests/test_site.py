@@ -121,6 +121,23 @@ def test_scoreboard_shows_lowering_coverage(tmp_path):
     assert "| pass | fallback |" in board
 
 
+def test_scoreboard_shows_the_functionalization_section(tmp_path):
+    root = write_workspace(tmp_path / "repo")
+    folder = root / "conformance" / "results"
+    folder.mkdir(parents=True)
+    section = {"summary": {"programs": 2, "variants": 1, "ops": 1, "pass": 1, "xfail": 1}, "results": [
+        {"variant": "aten::add_.Tensor", "target": "input", "view": "slice", "status": "pass", "message": ""},
+        {"variant": "aten::add_.Tensor", "target": "input", "view": "diagonal", "status": "xfail",
+         "message": "the graph calls diagonal_scatter", "finding": {"reason": "diagonal_scatter is outside"}}]}
+    (folder / "export.json").write_text(json.dumps({"backend": "export", "functionalization": section, "results": [
+        {"op": "aten::add.Tensor", "dtype": "float32", "device": "cpu", "status": "pass"}]}))
+    board = generate(Workspace(root)).pages["scoreboard.md"]
+    assert "## Functionalization (export report)" in board
+    assert "2 programs of 1 variants of\n1 ops;\n1 pass; 1 xfail;" in board
+    assert "| xfail | diagonal\\_scatter is outside | 1: aten::add\\_.Tensor input/diagonal |" in board
+    assert "input/slice" not in board
+
+
 def test_cli_build_and_broken_config(tmp_path, capsys):
     root = write_workspace(tmp_path / "repo")
     out = tmp_path / "html"

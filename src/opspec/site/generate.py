@@ -162,6 +162,7 @@ def generate(ws: Workspace) -> Generated:
         tables.append((backend, columns, rows, coverage))
     pages["scoreboard.md"] = env.get_template("scoreboard.md.j2").render(
         backends=results.backends(), records=results.records, files=results.files, tables=tables,
+        functionalization=results.functionalization,
         notes=results.notes, op_link=lambda n: op_link(n, ""),
     )
     return Generated(pages, skipped)

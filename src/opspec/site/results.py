@@ -34,10 +34,18 @@ class Coverage:
     percent: float
 
 
+@dataclass(frozen=True)
+class Functionalization:
+    """A report's functionalization section: its counts, and the programs that did not pass."""
+    summary: dict[str, int]
+    not_passing: list[tuple[str, str, list[str]]]  # (status, finding or message, ["variant target/view", ...])
+
+
 @dataclass
 class Results:
     records: list[Record] = field(default_factory=list)
     coverage: dict[str, Coverage] = field(default_factory=dict)  # backend -> its lowering headline
+    functionalization: dict[str, Functionalization] = field(default_factory=dict)  # backend -> its section
     notes: list[str] = field(default_factory=list)
     files: int = 0
 
@@ -65,6 +73,22 @@ def _coverage(section: Any) -> Coverage | None:
     return Coverage(_text(section, ("manifest",), "its manifest"), int(lowered), int(run), float(percent))
 
 
+def _functionalization(section: Any) -> Functionalization | None:
+    if not isinstance(section, dict) or not isinstance(section.get("summary"), dict):
+        return None
+    summary = {k: v for k, v in section["summary"].items() if isinstance(v, int) and not isinstance(v, bool)}
+    groups: dict[tuple[str, str], list[str]] = {}
+    for item in section.get("results", []) if isinstance(section.get("results"), list) else []:
+        if not isinstance(item, dict) or item.get("status") in ("pass", "skip"):
+            continue
+        finding = item.get("finding") if isinstance(item.get("finding"), dict) else {}
+        why = _text(finding, ("reason",)) or _text(item, ("message",))
+        program = f"{_text(item, ('variant',), '?')} {_text(item, ('target',))}/{_text(item, ('view',))}"
+        key = (_text(item, ("status",), "unknown"), why.splitlines()[0] if why else "")
+        groups.setdefault(key, []).append(program)
+    return Functionalization(summary, [(status, why, programs) for (status, why), programs in groups.items()])
+
+
 def read(folder: Path) -> Results:
     results = Results()
     if not folder.is_dir():
@@ -86,6 +110,9 @@ def read(folder: Path) -> Results:
         if items is None:
             results.notes.append(f"{path.name}: no list of results found")
             continue
+        functionalization = _functionalization(data.get("functionalization"))
+        if functionalization is not None:
+            results.functionalization[backend] = functionalization
         coverage = _coverage(data.get("lowering"))
         if coverage is not None:
             results.coverage[backend] = coverage
