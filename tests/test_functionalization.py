@@ -135,6 +135,10 @@ def test_findings_cover_programs_and_warn_about_unknown_variants(tmp_path, opset
     assert section_mod.judge("pass", finding)[0] == "xpass"
     status, note = section_mod.judge("fail", finding)
     assert status == "fail" and "expects not-functional" in note
+    lenient = section_mod.Finding(("aten::add_.Tensor",), ("*/expand",), "fails for non-finite values", "fail",
+                                  strict=False)
+    assert section_mod.judge("pass", lenient) == ("pass", "")
+    assert section_mod.judge("fail", lenient) == ("xfail", "")
 
 
 @pytest.mark.parametrize("text, message", [
