@@ -116,18 +116,20 @@ def build(mutation: Mutation, call: Call) -> Program | None:
     """The program for ``call`` (a call of the functional op), or None when this mutation cannot apply to it."""
     variant, view = mutation.variant, VIEWS[mutation.view]
     overload = torch_bridge.resolve(variant.name)
+    try:
+        result = call.run()
+    except Exception:  # noqa: BLE001 - the functional kernel refuses the call: nothing to build from
+        return None
     if variant.kind == "inplace":
         first = call.args[0]
         if not isinstance(first, torch.Tensor):
             return None
-        result = call.run()
         if isinstance(result, torch.Tensor) and _broadcasts(first, result):
             # in place needs self at the result's shape: a broadcast self, materialized, gives the same values
             first = first.expand(result.shape).clone()
         targets = [first]
         args, kwargs = call.args[1:], dict(call.kwargs)
     else:
-        result = call.run()
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         if len(outputs) != len(variant.outs) or not all(isinstance(t, torch.Tensor) for t in outputs):
             return None

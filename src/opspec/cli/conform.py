@@ -83,7 +83,7 @@ def run(args) -> int:
 
     findings = None
     if args.functionalization:
-        findings_path = Path(args.findings) if args.findings else functionalization.default_path()
+        findings_path = Path(_shown(Path(args.findings) if args.findings else functionalization.default_path()))
         variants = functionalization.functional_variants.variants(op.name for op in ops)
         findings = functionalization.read_findings(findings_path, variants, opset)
         for warning in findings.warnings:

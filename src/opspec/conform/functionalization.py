@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from .. import functional_variants, load, yamlio
+from .. import functional_variants, load, torch_bridge, yamlio
 from .. import functionalization as fx
 from ..load import OpsetError
 from ..model import Opset
+from ..strategies import Call
 from . import cases as cases_mod
 from .expectations import expectations_dir
 
@@ -45,11 +46,14 @@ class Finding:
     reason: str
     status: str = ""  # the failing status it expects; any when empty
     strict: bool = True  # False: it fails for some values only, so a pass is not stale
+    excluding: tuple[str, ...] = ()  # variant globs the entry does not cover
     link: str = ""
     where: str = ""
 
     def covers(self, mutation: fx.Mutation) -> bool:
-        return any(cases_mod.op_matches(mutation.variant.name, glob) for glob in self.variants) and any(
+        name = mutation.variant.name
+        return (any(cases_mod.op_matches(name, glob) for glob in self.variants)
+                and not any(cases_mod.op_matches(name, glob) for glob in self.excluding)) and any(
             fnmatch.fnmatchcase(mutation.program_id, glob) for glob in self.programs)
 
     def as_dict(self) -> dict[str, str]:
@@ -85,8 +89,9 @@ def read_findings(path: Path, variants: list[functional_variants.Variant], opset
         mark = yamlio.mark_of(item)
         entry = Finding(variants=tuple(item["variants"]), programs=tuple(item.get("programs", ["*"])),
                         reason=item["reason"], status=item.get("status", ""), strict=item.get("strict", True),
-                        link=item.get("link", ""), where=f"{mark.path}:{mark.line}")
-        for glob in entry.variants:
+                        excluding=tuple(item.get("excluding", ())), link=item.get("link", ""),
+                        where=f"{mark.path}:{mark.line}")
+        for glob in (*entry.variants, *entry.excluding):
             if not any(cases_mod.op_matches(v.name, glob) for v in variants):
                 notes.append(f"{mark}: finding {glob!r} matches no in-place or out variant of opset {opset.version}")
         entries.append(entry)
@@ -123,6 +128,20 @@ def _judged(record: dict[str, Any], finding: Finding | None) -> dict[str, Any]:
     return record
 
 
+def every_output(call: Call) -> Call:
+    """The call asking for every output: an ``out=`` variant needs them all, a backward's output_mask may drop some."""
+    names = [a.name for a in torch_bridge.resolve(call.op)._schema.arguments]
+    if "output_mask" not in names:
+        return call
+    position = names.index("output_mask")
+    if position < len(call.args):
+        mask = call.args[position]
+        return Call(call.op, (*call.args[:position], [True] * len(mask), *call.args[position + 1:]), call.kwargs)
+    if "output_mask" in call.kwargs:
+        return Call(call.op, call.args, {**call.kwargs, "output_mask": [True] * len(call.kwargs["output_mask"])})
+    return call
+
+
 def run_variant(variant: functional_variants.Variant, opset: Opset, table: dict, findings: Findings, *,
                 device: str, seed: int) -> list[dict[str, Any]]:
     """One record per mutation of ``variant``."""
@@ -138,6 +157,12 @@ def run_variant(variant: functional_variants.Variant, opset: Opset, table: dict,
             calls, draw_error = [], fx._first_line(err)
         else:
             draw_error = ""
+        direct = fx.Mutation(variant, "input", "direct")
+        if calls and not any(fx.build(direct, call) for call in calls):
+            # rare shapes of call (every output of a multi-output op defined): look further before giving up
+            more = [e.call for e in cases_mod.draw(op, dtype, device, max_examples=CALLS * 8,
+                                                   max_compiles=CALLS * 8, seed=case.seed(seed + 1))]
+            calls += [every_output(call) for call in more]
         tolerance = fx.tolerance_of(opset, variant)
         records = []
         for mutation in fx.mutations(variant):
