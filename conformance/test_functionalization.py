@@ -65,6 +65,7 @@ def test_variant_functionalizes(variant_case, data):
     dtype = cases.dtypes_for(core, ["float32"])[0]
     call = data.draw(strategies.calls(core.schema, core.testing, dtype, device), label="call")
     assume(cases.PRECONDITIONS.get(core.name, lambda c: True)(call))
+    note(f"call of the functional op:\n{call.repro()}")
     mutation = data.draw(st.sampled_from(mutations), label="mutation")
     program = fx.build(mutation, call)
     assume(program is not None)
