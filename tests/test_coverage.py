@@ -307,7 +307,7 @@ def test_manifests_match_a_fresh_measurement(backend):
     try:
         installed = tool["measured_with"](packages)
     except importlib.metadata.PackageNotFoundError as missing:
-        pytest.skip(f"{missing} is not installed")
+        pytest.skip(f"{missing}: the onnx extra is not installed")
     if manifests.load_manifest(path).measured_with != installed:
         pytest.skip(f"manifest measured with other versions than the installed {installed}")
     measured = tool["yamlio"].dump(tool["measure"](backend, VERSION), tool["HEADER"])
