@@ -133,7 +133,7 @@ def test_scoreboard_shows_the_functionalization_section(tmp_path):
         {"op": "aten::add.Tensor", "dtype": "float32", "device": "cpu", "status": "pass"}]}))
     board = generate(Workspace(root)).pages["scoreboard.md"]
     assert "## Functionalization (export report)" in board
-    assert "2 programs of 1 variants of\n1 ops;\n1 pass; 1 xfail;" in board
+    assert "2 programs of 1 variants of\n1 ops: 1 pass, 1 xfail.\n\n| Status | Why | Programs |" in board
     assert "| xfail | diagonal\\_scatter is outside | 1: aten::add\\_.Tensor input/diagonal |" in board
     assert "input/slice" not in board
 

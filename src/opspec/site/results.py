@@ -40,6 +40,12 @@ class Functionalization:
     summary: dict[str, int]
     not_passing: list[tuple[str, str, list[str]]]  # (status, finding or message, ["variant target/view", ...])
 
+    STATUSES = ("pass", "xfail", "skip", "xpass", "not-functional", "fail", "export-error", "run-error", "no-program")
+
+    @property
+    def counts(self) -> str:
+        return ", ".join(f"{self.summary[s]} {s}" for s in self.STATUSES if self.summary.get(s))
+
 
 @dataclass
 class Results:
