@@ -22,6 +22,7 @@ from typing import Any, Callable
 import torch
 
 from . import compare, decomp_table, strategies, torch_bridge
+from .conform.backends import ProgramModule, root_cause_line
 from .conform.cases import Slot, fill
 from .functional_variants import TENSOR_OPTIONS, Variant
 from .model import Opset
@@ -182,23 +183,14 @@ class Verdict:
         return {"status": self.status, "message": self.message, "graph_ops": list(self.graph_ops)}
 
 
-class _Module(torch.nn.Module):
-    def __init__(self, fn: Callable):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *inputs):
-        return self.fn(*inputs)
-
-
 def check(program: Program, opset: Opset, table: dict, tolerance=None) -> Verdict:
     """Export, lower and run one program; the verdict on (a) the graph and (b) the values."""
     mutation = program.mutation
     try:
-        exported = torch.export.export(_Module(program.function), tuple(program.fresh_inputs()), strict=False)
+        exported = torch.export.export(ProgramModule(program.function), tuple(program.fresh_inputs()), strict=False)
         exported = exported.run_decompositions(table)
     except Exception as err:  # noqa: BLE001 - torch.export fails in many ways; each is a finding
-        return Verdict("export-error", _first_line(err))
+        return Verdict("export-error", root_cause_line(err))
     ops = _graph_ops(exported.graph)
     problem = _graph_problem(exported, ops, opset, mutation, program.n_bases)
     if problem:
@@ -211,7 +203,7 @@ def check(program: Program, opset: Opset, table: dict, tolerance=None) -> Verdic
     try:
         actual = exported.module()(*exported_inputs)
     except Exception as err:  # noqa: BLE001
-        return Verdict("run-error", _first_line(err), tuple(sorted(ops)))
+        return Verdict("run-error", root_cause_line(err), tuple(sorted(ops)))
     verdict = compare.compare(actual, expected, tolerance=tolerance)
     if not verdict.ok:
         return Verdict("fail", f"outputs: {verdict.message}", tuple(sorted(ops)))
@@ -247,13 +239,6 @@ def _graph_problem(exported, ops: set[str], opset: Opset, mutation: Mutation, n_
             [f"input {', '.join(extra)} is recorded as mutated but is not written"] if extra else [])
         return "; ".join(parts)
     return ""
-
-
-def _first_line(err: BaseException) -> str:
-    while isinstance(err.__cause__, BaseException):
-        err = err.__cause__
-    lines = [line for line in str(err).strip().splitlines() if line.strip()]
-    return f"{type(err).__name__}: {lines[0][:300] if lines else ''}"
 
 
 # ---- helpers for runners ----

@@ -104,6 +104,16 @@ def read(path: Path, schema_name: str) -> LoadedFile:
     return LoadedFile(path, data if not findings else data, findings)
 
 
+def read_checked(path: Path, schema_name: str, kind: str) -> Any:
+    """The data of a file that must exist and pass its schema; OpsetError (file:line: message) otherwise."""
+    if not path.is_file():
+        raise OpsetError([Finding(yamlio.Mark(str(path), 1, 1), f"no such {kind} file")])
+    loaded = read(path, schema_name)
+    if loaded.findings:
+        raise OpsetError(loaded.findings)
+    return loaded.data
+
+
 def versions_path(root: Path) -> Path:
     return root / "versions.yaml"
 

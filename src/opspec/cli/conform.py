@@ -53,6 +53,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from ..conform import backends, cases, expectations, report, suite
     from ..conform import functionalization
+    from .. import functional_variants
     from ..conform.isolation import Isolated, WorkerError
     from ..conform.runner import Settings, cached_opset
     from .. import torch_bridge
@@ -81,10 +82,10 @@ def run(args) -> int:
     for warning in expected.warnings:
         print(f"warning: {warning}", file=sys.stderr)
 
-    findings = None
+    findings, variants = None, []
     if args.functionalization:
         findings_path = Path(_shown(Path(args.findings) if args.findings else functionalization.default_path()))
-        variants = functionalization.functional_variants.variants(op.name for op in ops)
+        variants = functional_variants.variants(op.name for op in ops)
         findings = functionalization.read_findings(findings_path, variants, opset)
         for warning in findings.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -123,7 +124,7 @@ def run(args) -> int:
         return 1
     code = suite.exit_code(final)
     if findings is not None:
-        section = functionalization.section(opset, findings, device=args.device, seed=args.seed, ops=globs or None,
+        section = functionalization.section(opset, variants, findings, device=args.device, seed=args.seed,
                                             previous=carried_section)
         final = report.with_section(final, "functionalization", section)
         report.write(report_path, final)
@@ -148,13 +149,9 @@ def _dtypes(names: list[str]) -> list[str] | None:
 
 
 def _shown(path: Path | None) -> str | None:
-    """The path as a reader of the report can use it: relative to here when it lies below."""
-    if path is None:
-        return None
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    from ..conform.lowering import shown
+
+    return None if path is None else shown(path)
 
 
 def _slug(name: str) -> str:

@@ -147,7 +147,9 @@ def _dynamic_shapes(example_inputs: list) -> tuple | None:
     return (tuple({i: Dim.AUTO for i in range(t.dim())} for t in example_inputs),)
 
 
-class _Program(torch.nn.Module):
+class ProgramModule(torch.nn.Module):
+    """A function over tensors as the nn.Module that torch.export and torch.onnx.export take."""
+
     def __init__(self, fn: Callable):
         super().__init__()
         self.fn = fn
@@ -157,7 +159,7 @@ class _Program(torch.nn.Module):
 
 
 def _export(fn: Callable, example_inputs: list):
-    return torch.export.export(_Program(fn), tuple(example_inputs), dynamic_shapes=_dynamic_shapes(example_inputs),
+    return torch.export.export(ProgramModule(fn), tuple(example_inputs), dynamic_shapes=_dynamic_shapes(example_inputs),
                                strict=False)
 
 
@@ -167,7 +169,7 @@ def _export_compile(backend: Backend, fn: Callable, example_inputs: list) -> Cal
         program = _export(fn, example_inputs).run_decompositions(backend.table)
         module = program.module()
     except Exception as err:
-        raise CompileError(_first_line(err)) from err
+        raise CompileError(root_cause_line(err)) from err
     backend.handed |= graph_ops(program.graph)
     return module
 
@@ -183,11 +185,11 @@ def _onnx_compile(backend: Backend, fn: Callable, example_inputs: list) -> Calla
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = torch.onnx.export(_Program(fn), tuple(example_inputs), dynamo=True, verbose=False,
+            program = torch.onnx.export(ProgramModule(fn), tuple(example_inputs), dynamo=True, verbose=False,
                                         dynamic_shapes=_dynamic_shapes(example_inputs), report=False)
             program.initialize_inference_session()
     except Exception as err:
-        raise CompileError(_first_line(err)) from err
+        raise CompileError(root_cause_line(err)) from err
     if program.exported_program is not None:
         backend.handed |= graph_ops(program.exported_program.graph)
     _, spec = _pytree.tree_flatten(fn(*example_inputs))
@@ -199,7 +201,7 @@ def _onnx_compile(backend: Backend, fn: Callable, example_inputs: list) -> Calla
     return run
 
 
-def _first_line(err: BaseException) -> str:
+def root_cause_line(err: BaseException) -> str:
     """The root cause's first line: exporters wrap the real error in a banner naming their step."""
     while isinstance(err.__cause__, BaseException):
         err = err.__cause__

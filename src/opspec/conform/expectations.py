@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import load, yamlio
-from ..load import OpsetError
 from ..model import Opset
 from .cases import Case, op_matches
 
@@ -69,14 +68,10 @@ def default_path(backend: str) -> Path | None:
 
 def read(path: Path, opset: Opset) -> Expectations:
     """Parse, schema-check and resolve one file; OpsetError (file:line: message) when it is unusable."""
-    if not path.is_file():
-        raise OpsetError([load.Finding(yamlio.Mark(str(path), 1, 1), "no such expectations file")])
-    loaded = load.read(path, SCHEMA)
-    if loaded.findings:
-        raise OpsetError(loaded.findings)
+    data = load.read_checked(path, SCHEMA, "expectations")
     entries, warnings = [], []
     names = [op.name for op in opset.active_ops()]
-    for item in loaded.data["expectations"]:
+    for item in data["expectations"]:
         mark = yamlio.mark_of(item)
         entry = Expectation(op=item["op"], status=item["status"], reason=item["reason"],
                             dtypes=tuple(item.get("dtypes", ())), devices=tuple(item.get("devices", ())),

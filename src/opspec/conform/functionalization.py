@@ -22,10 +22,10 @@ from typing import Any, Callable, TextIO
 
 from .. import functional_variants, load, torch_bridge, yamlio
 from .. import functionalization as fx
-from ..load import OpsetError
 from ..model import Opset
 from ..strategies import Call
 from . import cases as cases_mod
+from .backends import root_cause_line
 from .expectations import expectations_dir
 
 SCHEMA = "functionalization_findings.schema.json"
@@ -77,15 +77,11 @@ def default_path() -> Path:
 
 def read_findings(path: Path, variants: list[functional_variants.Variant], opset: Opset) -> Findings:
     """Parse and schema-check the findings file; OpsetError (file:line: message) when it is unusable."""
-    if not path.is_file():
-        raise OpsetError([load.Finding(yamlio.Mark(str(path), 1, 1), "no such findings file")])
-    loaded = load.read(path, SCHEMA)
-    if loaded.findings:
-        raise OpsetError(loaded.findings)
+    data = load.read_checked(path, SCHEMA, "findings")
     entries, notes = [], []
-    if loaded.data.get("opset", opset.version) != opset.version:
-        notes.append(f"{path}:1: findings recorded for opset {loaded.data['opset']}, run on {opset.version}")
-    for item in loaded.data["findings"]:
+    if data.get("opset", opset.version) != opset.version:
+        notes.append(f"{path}:1: findings recorded for opset {data['opset']}, run on {opset.version}")
+    for item in data["findings"]:
         mark = yamlio.mark_of(item)
         entry = Finding(variants=tuple(item["variants"]), programs=tuple(item.get("programs", ["*"])),
                         reason=item["reason"], status=item.get("status", ""), strict=item.get("strict", True),
@@ -154,7 +150,7 @@ def run_variant(variant: functional_variants.Variant, opset: Opset, table: dict,
             calls = [e.call for e in cases_mod.draw(op, dtype, device, max_examples=CALLS, max_compiles=CALLS,
                                                     seed=case.seed(seed))]
         except Exception as err:  # noqa: BLE001 - a strategy that cannot draw leaves the variant unchecked
-            calls, draw_error = [], fx._first_line(err)
+            calls, draw_error = [], root_cause_line(err)
         else:
             draw_error = ""
         direct = fx.Mutation(variant, "input", "direct")
@@ -196,18 +192,16 @@ def program_key(record: dict[str, Any]) -> tuple[str, str, str, str]:
     return record["variant"], record["target"], record["view"], record["device"]
 
 
-def section(opset: Opset, findings: Findings, *, device: str, seed: int, ops: list[str] | None = None,
-            previous: dict[str, Any] | None = None, out: TextIO | None = None,
+def section(opset: Opset, variants: list[functional_variants.Variant], findings: Findings, *, device: str,
+            seed: int, previous: dict[str, Any] | None = None, out: TextIO | None = None,
             clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
-    """Run every variant of the selected ops; the report's ``functionalization`` section.
+    """Run every variant; the report's ``functionalization`` section.
 
     ``previous``: the section of a resumed report; its programs are judged again by
     today's findings instead of being run (when it was drawn with the same seed).
     """
     out = out or sys.stdout
     started = clock()
-    selected = [op.name for op in cases_mod.select_ops(opset, ops)]
-    variants = functional_variants.variants(selected)
     carried: dict[str, list[dict[str, Any]]] = {}
     if previous and previous.get("seed") == seed and previous.get("device") == device:
         for record in previous.get("results", []):
