@@ -153,9 +153,15 @@ def test_unusable_findings_files_name_file_and_line(tmp_path, opset, text, messa
 def test_cli_usage_errors_are_one_line(tmp_path, capsys):
     assert main(["conform", "--backend", "eager", "--findings", "x.yaml"]) == 2
     assert "--findings needs --functionalization" in capsys.readouterr().err
+    report = tmp_path / "report.json"
+    assert main(["conform", "--backend", "eager", "--functionalization", "--report", str(report),
+                 "--findings", str(tmp_path / "missing.yaml")]) == 2
+    assert "missing.yaml:1:1: no such findings file" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("findings: 3\n")
-    assert main(["conform", "--backend", "eager", "--functionalization", "--findings", str(bad)]) == 2
+    assert main(["conform", "--backend", "eager", "--functionalization", "--report", str(report),
+                 "--findings", str(bad)]) == 2
+    assert not report.exists() and not list(tmp_path.glob("report.json*"))  # refused before any case ran
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert lines and "Traceback" not in err
