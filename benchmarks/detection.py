@@ -6,7 +6,7 @@ Two checkers run on the corpus in benchmarks/faults/ (manifest.yaml):
   ops it happens to use);
 - peer: PyTorch's OpInfo sample inputs (the inputs test/test_decomp.py uses),
   each sample bound to the aten overload and judged by the same comparison
-  rule (opspec.compare, float64 reference for float16/bfloat16).
+  rule (opspec.testing.compare, float64 reference for float16/bfloat16).
 A fault counts as killed when the checker reports a mismatch (or the candidate
 raises where the kernel does not); a control flagged by a checker is a false
 positive. Every fault's recorded witness is re-checked first.
@@ -27,9 +27,12 @@ from pathlib import Path
 import torch
 import yaml
 
-from opspec import compare, decomp_check, load, torch_bridge
-from opspec.strategies.call import map_tensors
-from opspec.strategies.values import copy_preserving_layout
+from opspec.bridge import torch_ops
+from opspec.checks import decomp_check
+from opspec.spec import load
+from opspec.testing import compare
+from opspec.testing.strategies.call import map_tensors
+from opspec.testing.strategies.values import copy_preserving_layout
 
 FAULTS = Path(__file__).resolve().parent / "faults"
 CATEGORY_ORDER = ("formula", "sign", "precision", "overflow", "nan", "ties", "dims", "dtype", "broadcast", "empty")
@@ -48,7 +51,7 @@ def load_entries(path: Path) -> list[dict]:
 
 
 def candidate(entry: dict):
-    from opspec.decomp_table import load_callable
+    from opspec.bridge.decomp_table import load_callable
 
     return load_callable(entry["impl"])
 
@@ -59,7 +62,7 @@ def copied(value):
 
 def judge(op: str, fn, args: tuple, kwargs: dict) -> tuple[bool, str]:
     """(differs, problem) for one call under opspec's rule; the kernel must accept the call."""
-    kernel = torch_bridge.resolve(op)
+    kernel = torch_ops.resolve(op)
     expected = kernel(*copied(args), **copied(kwargs))
     try:
         actual = fn(*copied(args), **copied(kwargs))
@@ -117,7 +120,7 @@ def run_opspec(entry: dict, opset, max_examples: int, seed: int) -> dict:
 
 
 def dtypes_for(subject) -> tuple[torch.dtype, ...]:
-    from opspec import strategies
+    from opspec.testing import strategies
 
     hinted = strategies.effective_hints(subject.op, subject.hints).dtypes
     return tuple(getattr(torch, name) for name in (hinted or DEFAULT_DTYPES))
@@ -140,7 +143,7 @@ def op_db():
 
 def opinfos_for(op: str) -> list:
     """OpInfos whose function is this op's base name: name, nn.functional.name, or aten_name."""
-    _, base, _ = torch_bridge.split_name(op)
+    _, base, _ = torch_ops.split_name(op)
     names = {base, f"nn.functional.{base}", f"special.{base}"}
     return [info for info in op_db() if info.name in names or info.aten_name == base]
 
@@ -176,9 +179,9 @@ def bind_sample(op: str, sample) -> tuple[tuple, dict] | None:
 
 
 def _schema_arguments(op: str):
-    from opspec.strategies.schema_args import arguments_of
+    from opspec.testing.strategies.schema_args import arguments_of
 
-    return arguments_of(torch_bridge.all_aten_schemas()[op])
+    return arguments_of(torch_ops.all_aten_schemas()[op])
 
 
 def run_peer(entry: dict, dtypes: tuple[torch.dtype, ...]) -> dict:
@@ -187,7 +190,7 @@ def run_peer(entry: dict, dtypes: tuple[torch.dtype, ...]) -> dict:
               "samples_skipped": 0, "seconds": 0.0}
     if not infos:
         return result
-    fn, kernel = candidate(entry), torch_bridge.resolve(entry["op"])
+    fn, kernel = candidate(entry), torch_ops.resolve(entry["op"])
     started = time.perf_counter()
     for dtype in dtypes:
         for info in infos:

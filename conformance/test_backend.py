@@ -13,11 +13,11 @@ from __future__ import annotations
 import functools
 
 import pytest
-
 from conftest import device_params
-from opspec import load
+
 from opspec.conform import backends, cases, expectations
 from opspec.conform.runner import CaseRunner, Settings
+from opspec.spec import load
 
 DTYPES = ["float32"]
 

@@ -11,11 +11,12 @@ import functools
 
 import pytest
 import torch
+from conftest import device_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import device_params
-from opspec import decomp_check, load
+from opspec.checks import decomp_check
+from opspec.spec import load
 
 CLOSURE_EXAMPLES = 3  # tracing costs ~20 ms; the produced ops rarely depend on more than rank and dtype
 RANDOM_EXAMPLES = 3  # each random example is a statistical test on tens of thousands of draws

@@ -15,12 +15,16 @@ from __future__ import annotations
 import functools
 
 import pytest
+from conftest import device_params
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 
-from conftest import device_params
-from opspec import functional_variants, functionalization as fx, load, strategies
-from opspec.conform import cases, functionalization as section
+from opspec.bridge import functional_variants
+from opspec.conform import cases
+from opspec.conform import functionalization as section
+from opspec.conform import functionalization as fx
+from opspec.spec import load
+from opspec.testing import strategies
 
 # exporting is ~100x dearer than an eager call: a fifth of the profile's examples per variant
 EXAMPLES = max(2, settings.default.max_examples // 5)

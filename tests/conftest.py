@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from opspec import resources
+from opspec.spec import resources
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from opspec import load, resources, yamlio
+from opspec.spec import load, resources, yamlio
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,8 +1,8 @@
 """The changelog between two versions: every kind of change, each with its proposals."""
 from __future__ import annotations
 
-from opspec import changelog
-from opspec.model import CoreOp, DecompositionRule, Opset, VersionInfo
+from opspec.reports import changelog
+from opspec.spec.model import CoreOp, DecompositionRule, Opset, VersionInfo
 
 
 def op(name, status="active", schema=None, proposals=(1,), **extra):

@@ -4,8 +4,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from opspec.compare import DEFAULT_TOLERANCES, assert_matches, compare, float64_run, tolerance_for, upcast
-from opspec.model import Tolerance
+from opspec.spec.model import Tolerance
+from opspec.testing.compare import (
+    DEFAULT_TOLERANCES,
+    assert_matches,
+    compare,
+    float64_run,
+    tolerance_for,
+    upcast,
+)
 
 nan, inf = float("nan"), float("inf")
 

@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from opspec import resources
 from opspec.cli import main
+from opspec.spec import resources
 
 HERE = Path(__file__).parent
 FAULTY = "conform_faults:faulty"

@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from opspec import manifests
+from test_conform import validate
+
 from opspec.cli import main
 from opspec.conform import lowering, report
-
-from test_conform import validate
+from opspec.spec import manifests
 
 MANIFEST = """\
 opset: '{opset}'

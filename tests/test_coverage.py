@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from opspec import coverage, decomp_table, load, manifests, resources
+from opspec.bridge import decomp_table
+from opspec.checks import coverage
 from opspec.cli import main
-from opspec.model import CoreOp, Opset
+from opspec.spec import load, manifests, resources
+from opspec.spec.model import CoreOp, Opset
 
 VERSION = "2026.11"
 MODELS = "opspec.examples.models"

@@ -6,10 +6,12 @@ import json
 
 import pytest
 
-from opspec import drift, load, torch_bridge
+from opspec.bridge import torch_ops
+from opspec.checks import drift
 from opspec.cli import main
+from opspec.spec import load
 
-ON_TESTED_TORCH = torch_bridge.torch_module().__version__.startswith("2.13")
+ON_TESTED_TORCH = torch_ops.torch_module().__version__.startswith("2.13")
 
 
 @pytest.fixture(scope="module")

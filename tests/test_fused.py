@@ -7,8 +7,9 @@ import warnings
 import pytest
 import torch
 
-from opspec import fused, load
+from opspec.checks import fused
 from opspec.examples import demo_backend
+from opspec.spec import load
 
 MAX_EXAMPLES = 20
 
@@ -33,7 +34,8 @@ def test_fused_op_matches_its_pattern(opset, fused_op):
 
 
 def test_linear_relu_draws_calls_with_and_without_bias(opset):
-    from opspec import decomp_check, strategies
+    from opspec.checks import decomp_check
+    from opspec.testing import strategies
 
     f = demo_backend.FUSED_OPS[1]
     subject = decomp_check.subject_for_candidate(opset, f.op, f.pattern, f.hints)

@@ -5,14 +5,15 @@ import json
 
 import pytest
 import torch
+from test_conform import validate
 
-from opspec import functional_variants, functionalization as fx, load
+from opspec.bridge import functional_variants
 from opspec.cli import main
 from opspec.conform import functionalization as section_mod
-from opspec.load import OpsetError
-from opspec.strategies import Call
-
-from test_conform import validate
+from opspec.conform import functionalization as fx
+from opspec.spec import load
+from opspec.spec.load import OpsetError
+from opspec.testing.strategies import Call
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from opspec_fixtures import process_proposal, proposal_text, write_workspace
 
 from opspec.cli import main
 from opspec.proposals import check as checking
 from opspec.proposals.parse import parse_file
-from opspec_fixtures import process_proposal, proposal_text, write_workspace
 
 FINDING_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
 

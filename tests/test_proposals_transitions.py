@@ -5,12 +5,12 @@ import itertools
 from pathlib import Path
 
 import pytest
+from opspec_fixtures import git, init_repo, process_proposal, write_workspace
 
 from opspec.cli import main
 from opspec.proposals import check as checking
 from opspec.proposals.model import STATUSES
 from opspec.proposals.transitions import ALLOWED, RELEASE_ONLY
-from opspec_fixtures import git, init_repo, process_proposal, write_workspace
 
 # Fields that make every status valid on its own, so only the move itself can be wrong.
 FULL = {

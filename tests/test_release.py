@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from opspec_fixtures import process_proposal, write_workspace
 
-from opspec import load
 from opspec.cli import main
 from opspec.proposals import check as checking
-from opspec_fixtures import process_proposal, write_workspace
+from opspec.spec import load
 
 ACCEPTED = {"resolution": "Accepted at the review.", "target_version": "'2026.12'"}
 
@@ -166,7 +166,7 @@ def test_sealing_a_draft_keeps_its_bytes(tmp_path, capsys):
 
 
 def test_commit_failure_rolls_back(ws, monkeypatch):
-    from opspec import release as release_mod
+    from opspec.proposals import release as release_mod
 
     real_replace = release_mod.os.replace
     calls = []

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from opspec import decomp_check
-from opspec.load import load_opset
+from opspec.checks import decomp_check
+from opspec.spec.load import load_opset
 
 MAX_EXAMPLES = 30
 

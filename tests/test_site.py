@@ -6,14 +6,14 @@ import time
 from pathlib import Path
 
 import pytest
+from opspec_fixtures import payload_proposal, write_workspace
 
 from opspec.cli import main
-from opspec.site import sanitize
-from opspec.site.build import BuildError, build
-from opspec.site.generate import generate
-from opspec.site.results import read as read_results
-from opspec.workspace import Workspace
-from opspec_fixtures import payload_proposal, write_workspace
+from opspec.reports.site import sanitize
+from opspec.reports.site.build import BuildError, build
+from opspec.reports.site.generate import generate
+from opspec.reports.site.results import read as read_results
+from opspec.spec.workspace import Workspace
 
 pytest.importorskip("mkdocs")
 pytest.importorskip("material")

@@ -7,10 +7,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
-from opspec.site.build import build, serve_in_thread
-from opspec.workspace import Workspace
 from opspec_fixtures import payload_proposal, write_workspace
+
+from opspec.reports.site.build import build, serve_in_thread
+from opspec.spec.workspace import Workspace
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = "/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else shutil.which("chromedriver")

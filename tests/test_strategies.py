@@ -8,12 +8,18 @@ import warnings
 import pytest
 import torch
 
-from opspec.load import OpsetError, load_opset
-from opspec import model
-from opspec.model import Interval
-from opspec.strategies import Call, calls, draw_examples, strategy_source, dtypes_under_test
-from opspec.strategies.custom import CUSTOM
-from opspec.torch_bridge import core_tagged
+from opspec.bridge.torch_ops import core_tagged
+from opspec.spec import model
+from opspec.spec.load import OpsetError, load_opset
+from opspec.spec.model import Interval
+from opspec.testing.strategies import (
+    Call,
+    calls,
+    draw_examples,
+    dtypes_under_test,
+    strategy_source,
+)
+from opspec.testing.strategies.custom import CUSTOM
 
 EXAMPLES_PER_OP = 5
 
@@ -52,7 +58,7 @@ def test_strategy_sources_cover_every_core_op():
     assert sources["aten::sin"] == "generic"
     assert sources["aten::mm"] == "hints"
     assert sources["aten::gather"] == "custom"
-    from opspec import load
+    from opspec.spec import load
 
     served = set(core_tagged()) | set(load.load_opset().rules_by_op)
     assert set(CUSTOM) <= served, "custom strategies for ops that are neither core nor decomposed by the opset"

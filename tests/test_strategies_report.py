@@ -7,9 +7,10 @@ from collections import Counter
 
 import pytest
 
-from opspec import load, strategies, strategy_report
+from opspec.checks import strategy_report
 from opspec.cli import main
-from opspec import model
+from opspec.spec import load, model
+from opspec.testing import strategies
 
 FEW = ["aten::sin", "aten::mm", "aten::gather"]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from opspec import load, resources
+from opspec.checks.validate import validate
 from opspec.cli import main
-from opspec.validate import validate
+from opspec.spec import load, resources
 
 VERSION = "2026.11"
 FINDING = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
@@ -42,12 +42,12 @@ def test_repository_opset_is_clean():
 
 
 def test_opset_holds_exactly_the_core_tagged_overloads():
-    from opspec import torch_bridge
+    from opspec.bridge import torch_ops
 
     opset = load.load_opset(VERSION)
     assert len(opset.ops) == 193
-    if torch_bridge.torch_module().__version__.startswith("2.13"):
-        assert {op.name for op in opset.ops} == set(torch_bridge.core_tagged())
+    if torch_ops.torch_module().__version__.startswith("2.13"):
+        assert {op.name for op in opset.ops} == set(torch_ops.core_tagged())
 
 
 def test_at_least_sixty_rules_with_declared_targets():

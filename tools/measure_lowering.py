@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from opspec import atomic, load, manifests, resources, torch_bridge, yamlio
+from opspec.bridge import torch_ops
+from opspec.spec import atomic, load, manifests, resources, yamlio
 
 HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
 EAGER_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
@@ -57,7 +58,7 @@ def core_ops(version: str) -> list[str]:
 
 
 def measure_eager(op) -> Verdict:
-    torch = torch_bridge.torch_module()
+    torch = torch_ops.torch_module()
     name = op.name()
     if any(torch._C._dispatch_has_kernel_for_dispatch_key(name, key) for key in EAGER_KEYS):
         return "lowered", ""
@@ -65,7 +66,7 @@ def measure_eager(op) -> Verdict:
 
 
 def measure_inductor(op) -> Verdict:
-    torch = torch_bridge.torch_module()
+    torch = torch_ops.torch_module()
     from torch._inductor import lowering
     from torch._inductor.decomposition import select_decomp_table
 
@@ -99,7 +100,7 @@ def onnx_registry():
 @functools.lru_cache(maxsize=None)
 def onnx_decompositions() -> frozenset:
     """Ops the exporter may decompose before translating: the tables it draws its decompositions from."""
-    torch = torch_bridge.torch_module()
+    torch = torch_ops.torch_module()
     import torch._decomp
 
     return frozenset(torch.export.default_decompositions().keys()) | frozenset(torch._decomp.decomposition_table)
@@ -153,7 +154,7 @@ def measure(backend: str, version: str) -> dict:
     rule = BACKENDS[backend]
     lowered, fallback = [], []
     for name in core_ops(version):
-        verdict, text = rule.measure(torch_bridge.resolve(name))
+        verdict, text = rule.measure(torch_ops.resolve(name))
         if verdict == "lowered":
             lowered.append({"op": name, "note": text} if text else name)
         else:

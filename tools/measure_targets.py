@@ -13,7 +13,10 @@ import argparse
 import fnmatch
 import sys
 
-from opspec import atomic, decomp_check, load, strategies, torch_bridge, yamlio
+from opspec.bridge import torch_ops
+from opspec.checks import decomp_check
+from opspec.spec import atomic, load, yamlio
+from opspec.testing import strategies
 
 HEADER = "# yaml-language-server: $schema=../schema/decompositions.schema.json\n"
 
@@ -33,7 +36,7 @@ def produced_ops(subject: decomp_check.Subject, examples: int, seed: int) -> set
                 continue  # not a valid call of the kernel
             fresh = call.copy()
             try:
-                produced |= set(torch_bridge.trace_ops(subject.candidate, fresh.args, fresh.kwargs, subject.table))
+                produced |= set(torch_ops.trace_ops(subject.candidate, fresh.args, fresh.kwargs, subject.table))
             except Exception as err:
                 print(f"  {subject.op} {dtype}: cannot trace: {type(err).__name__}: {str(err).splitlines()[0][:120]}", file=sys.stderr)
     return produced

@@ -13,7 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from opspec import atomic, torch_bridge, yamlio
+from opspec.bridge import torch_ops
+from opspec.spec import atomic, yamlio
 
 HEADER = "# yaml-language-server: $schema=../schema/core_ops.schema.json\n"
 
@@ -31,7 +32,7 @@ def main() -> int:
     since = args.since or data["opset"]
     listed = {entry["name"] for entry in data["ops"]}
     added = 0
-    for name, schema in torch_bridge.core_tagged().items():
+    for name, schema in torch_ops.core_tagged().items():
         if name in listed:
             continue
         data["ops"].append(

@@ -5,9 +5,7 @@ from __future__ import annotations
 import math
 
 import torch
-
 from opmath import float_op, promote_integers, upcast
-
 
 # ---- the core-opset review's proposed formulas, taken literally ----
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import functools
 
 import torch
-
 from opmath import LOW_PRECISION, upcast
 
 

@@ -11,8 +11,8 @@ import argparse
 import importlib
 import sys
 
-from ..load import OpsetError
-from ..yamlio import DataError
+from opspec.spec.load import OpsetError
+from opspec.spec.yamlio import DataError
 
 COMMANDS = (
     "validate",
@@ -35,7 +35,7 @@ class UsageError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="opspec", description="The governed core ATen operator set.")
-    from .. import __version__
+    from opspec import __version__
 
     parser.add_argument("--version", action="version", version=f"opspec {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 
-from .. import browse, load
-from ..model import CATEGORIES, STATUSES
-from . import UsageError
+from opspec.cli import UsageError
+from opspec.reports import browse
+from opspec.spec import load
+from opspec.spec.model import CATEGORIES, STATUSES
 
 
 def add_parser(subparsers) -> None:

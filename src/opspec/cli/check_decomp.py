@@ -5,9 +5,11 @@ import os
 import sys
 import time
 
-from .. import decomp_check, decomp_table, load, torch_bridge
-from ..browse import normalize_name
-from . import UsageError
+from opspec.bridge import decomp_table, torch_ops
+from opspec.checks import decomp_check
+from opspec.cli import UsageError
+from opspec.reports.browse import normalize_name
+from opspec.spec import load
 
 
 def add_parser(subparsers) -> None:
@@ -37,7 +39,7 @@ def run(args) -> int:
         raise UsageError("--impl checks one op; it cannot be combined with --all")
     if args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
-    if args.device == "cuda" and not torch_bridge.torch_module().cuda.is_available():
+    if args.device == "cuda" and not torch_ops.torch_module().cuda.is_available():
         raise UsageError("--device cuda: CUDA is not available on this machine")
     dtypes = _dtypes(args.dtype)
     if "" not in sys.path and os.getcwd() not in sys.path:
@@ -82,7 +84,7 @@ def _dtypes(names: list[str] | None) -> list[str] | None:
 
 
 def _subject(opset, op: str, impl: str | None) -> decomp_check.Subject:
-    live = torch_bridge.all_aten_schemas()
+    live = torch_ops.all_aten_schemas()
     if op not in live:
         import difflib
 

@@ -5,7 +5,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import UsageError
+from opspec.cli import UsageError
 
 STATUS_HELP = "pass, fail, xfail, xpass, skip, compile-error, run-error, crash, timeout"
 
@@ -51,18 +51,23 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..conform import backends, cases, expectations, report, suite
-    from ..conform import functionalization
-    from .. import functional_variants
-    from ..conform.isolation import Isolated, WorkerError
-    from ..conform.runner import Settings, cached_opset
-    from .. import torch_bridge
+    from opspec.bridge import functional_variants, torch_ops
+    from opspec.conform import (
+        backends,
+        cases,
+        expectations,
+        functionalization,
+        report,
+        suite,
+    )
+    from opspec.conform.isolation import Isolated, WorkerError
+    from opspec.conform.runner import Settings, cached_opset
 
     if args.max_examples < 1 or args.max_compiles < 1:
         raise UsageError("--max-examples and --max-compiles must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    if args.device == "cuda" and not torch_bridge.torch_module().cuda.is_available():
+    if args.device == "cuda" and not torch_ops.torch_module().cuda.is_available():
         raise UsageError("--device cuda: CUDA is not available on this machine")
     dtypes = _dtypes(args.dtypes)
     opset = cached_opset(args.opset_version if args.opset_version else None)
@@ -149,7 +154,7 @@ def _dtypes(names: list[str]) -> list[str] | None:
 
 
 def _shown(path: Path | None) -> str | None:
-    from ..conform.lowering import shown
+    from opspec.conform.lowering import shown
 
     return None if path is None else shown(path)
 

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import json
 
-from .. import coverage, decomp_table, load, manifests
-from . import UsageError
+from opspec.bridge import decomp_table
+from opspec.checks import coverage
+from opspec.cli import UsageError
+from opspec.reports import browse
+from opspec.spec import load, manifests
 
 
 def add_parser(subparsers) -> None:
@@ -52,5 +55,5 @@ def run(args) -> int:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         print(f"{args.model} on {report.backend or 'the opset alone'} (opset {opset.version})\n")
-        print(coverage.render_table(report))
+        print(browse.coverage_table(report))
     return report.exit_code

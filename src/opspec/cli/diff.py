@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 import os
 
-from .. import changelog, load, workspace
-from ..proposals import check as checking
-from . import UsageError
+from opspec.cli import UsageError
+from opspec.proposals import check as checking
+from opspec.reports import changelog
+from opspec.spec import load, workspace
 
 
 def add_parser(subparsers) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import drift, load
+from opspec.checks import drift
+from opspec.spec import load
 
 
 def add_parser(subparsers) -> None:

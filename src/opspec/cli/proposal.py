@@ -7,17 +7,17 @@ import re
 import sys
 from pathlib import Path
 
-from .. import atomic, workspace
-from ..load import Finding
-from ..proposals import check as checking
-from ..proposals import edit
-from ..proposals.model import STATUSES, TYPES
-from ..proposals.opsetview import read_index
-from ..proposals.parse import parse_file
-from ..proposals.scaffold import create
-from ..proposals.transitions import move_problem
-from ..yamlio import DataError, Mark
-from . import UsageError
+from opspec.cli import UsageError
+from opspec.proposals import check as checking
+from opspec.proposals import edit
+from opspec.proposals.model import STATUSES, TYPES
+from opspec.proposals.opsetview import read_index
+from opspec.proposals.parse import parse_file
+from opspec.proposals.scaffold import create
+from opspec.proposals.transitions import move_problem
+from opspec.spec import atomic, workspace
+from opspec.spec.load import Finding
+from opspec.spec.yamlio import DataError, Mark
 
 OP_RE = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?$")
 DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")

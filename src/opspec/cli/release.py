@@ -4,9 +4,10 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 
-from .. import release, workspace
-from . import UsageError
-from .proposal import DATE_RE
+from opspec.cli import UsageError
+from opspec.cli.proposal import DATE_RE
+from opspec.proposals import release
+from opspec.spec import workspace
 
 
 def add_parser(subparsers) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .. import workspace
-from ..site import build as site_build
-from . import UsageError
+from opspec.cli import UsageError
+from opspec.reports.site import build as site_build
+from opspec.spec import workspace
 
 
 def add_parser(subparsers) -> None:

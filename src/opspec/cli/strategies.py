@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 
-from .. import load, strategy_report
-from ..browse import normalize_name
-from . import UsageError
+from opspec.checks import strategy_report
+from opspec.cli import UsageError
+from opspec.reports.browse import normalize_name
+from opspec.spec import load
 
 
 def add_parser(subparsers) -> None:

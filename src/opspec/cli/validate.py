@@ -5,8 +5,8 @@ import sys
 import time
 from pathlib import Path
 
-from .. import load, manifests, resources
-from ..validate import validate
+from opspec.checks.validate import validate
+from opspec.spec import load, manifests, resources
 
 
 def add_parser(subparsers) -> None:

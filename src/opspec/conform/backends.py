@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import torch
 
-from .. import decomp_table, torch_bridge
+from opspec.bridge import decomp_table, torch_ops
 
 EXPORT = "export"
 ONNXRUNTIME = "onnxruntime"
@@ -38,7 +38,7 @@ class CompileError(Exception):
 
 def graph_ops(graph: torch.fx.Graph) -> set[str]:
     """Qualified names of the aten overloads a graph calls."""
-    return {torch_bridge.op_name(node.target) for node in graph.nodes
+    return {torch_ops.op_name(node.target) for node in graph.nodes
             if node.op == "call_function" and hasattr(node.target, "_schema")}
 
 

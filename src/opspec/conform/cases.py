@@ -19,11 +19,12 @@ from typing import Any, Callable
 import torch
 from hypothesis.errors import HypothesisDeprecationWarning
 
-from .. import strategies, torch_bridge
-from ..model import CoreOp, Opset
-from ..strategies import Call
-from ..strategies.call import map_tensors
-from ..strategies.schema_args import arguments_of
+from opspec.bridge import torch_ops
+from opspec.spec.model import CoreOp, Opset
+from opspec.testing import strategies
+from opspec.testing.strategies import Call
+from opspec.testing.strategies.call import map_tensors
+from opspec.testing.strategies.schema_args import arguments_of
 
 POOL_FACTOR = 4  # candidates drawn per wanted example, to find examples sharing a compile key
 
@@ -125,7 +126,7 @@ def fill(skeleton: Any, tensors: tuple) -> Any:
 
 
 def written_arguments(op: str) -> tuple[str, ...]:
-    return tuple(a.name for a in arguments_of(torch_bridge.all_aten_schemas()[op])[1] if a.writes)
+    return tuple(a.name for a in arguments_of(torch_ops.all_aten_schemas()[op])[1] if a.writes)
 
 
 @dataclass
@@ -149,7 +150,7 @@ class Example:
 
         args = map_tensors(take, call.args)
         kwargs = map_tensors(take, call.kwargs)
-        names = [a.name for a in arguments_of(torch_bridge.all_aten_schemas()[call.op])[1]]
+        names = [a.name for a in arguments_of(torch_ops.all_aten_schemas()[call.op])[1]]
         written = []
         for name in written_arguments(call.op):
             position = names.index(name)
@@ -179,7 +180,7 @@ def _tensor_key(t: torch.Tensor) -> tuple:
 
 def make_program(op: str, args: tuple, kwargs: dict, written: tuple[int, ...]) -> Callable:
     scalar_result = op in SYMBOLIC
-    overload = SYMBOLIC.get(op) or torch_bridge.resolve(op)
+    overload = SYMBOLIC.get(op) or torch_ops.resolve(op)
 
     def program(*tensors):
         result = overload(*fill(args, tensors), **fill(kwargs, tensors))

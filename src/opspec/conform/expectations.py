@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import load, yamlio
-from ..model import Opset
-from .cases import Case, op_matches
+from opspec.conform.cases import Case, op_matches
+from opspec.spec import load, resources, yamlio
+from opspec.spec.model import Opset
 
 SCHEMA = "expectations.schema.json"
 
@@ -52,13 +52,7 @@ class Expectations:
         return next((e for e in self.entries if e.matches(case)), None)
 
 
-@functools.lru_cache(maxsize=None)
-def expectations_dir() -> Path:
-    """The bundled expectation files: ``opspec/_expectations`` in a wheel, ``conformance/expectations`` in a checkout."""
-    packaged = Path(__file__).resolve().parents[1] / "_expectations"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "conformance" / "expectations"
+expectations_dir = resources.expectations_dir
 
 
 def default_path(backend: str) -> Path | None:

@@ -14,8 +14,8 @@ import signal
 import time
 from typing import Any
 
-from .cases import Case
-from .runner import CaseRunner, Settings
+from opspec.conform.cases import Case
+from opspec.conform.runner import CaseRunner, Settings
 
 STARTUP_TIMEOUT_S = 300.0  # importing torch and resolving the backend, on a loaded machine
 _context = None

@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-from .. import manifests
-from ..load import OpsetError
+from opspec.spec import manifests
+from opspec.spec.load import OpsetError
 
 STATUSES = ("lowered", "fallback", "undeclared")
 WARNING_PREFIX = "lowering: "  # marks the warnings of this section, so the summary can show them

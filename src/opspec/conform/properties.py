@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 import torch
 
-from .. import compare
-from .cases import Example
+from opspec.conform.cases import Example
+from opspec.testing import compare
 
 Checker = Callable[[Any, Any, Example], compare.Comparison]
 

@@ -15,10 +15,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
-from .. import __version__, atomic
-from . import lowering as lowering_mod
-from .cases import Case
-from .runner import STATUSES
+from opspec import __version__
+from opspec.conform import lowering as lowering_mod
+from opspec.conform.cases import Case
+from opspec.conform.runner import STATUSES
+from opspec.spec import atomic
 
 FORMAT = 1
 SCHEMA_URL = "https://opspec.dev/schema/conformance_report.schema.json"

@@ -14,11 +14,12 @@ from typing import Any
 
 import torch
 
-from .. import compare, load, strategies
-from ..strategies.call import Repro
-from . import backends, cases, properties
-from .backends import CompileError
-from .cases import Case, Example
+from opspec.conform import backends, cases, properties
+from opspec.conform.backends import CompileError
+from opspec.conform.cases import Case, Example
+from opspec.spec import load
+from opspec.testing import compare, strategies
+from opspec.testing.strategies.call import Repro
 
 STATUSES = ("pass", "fail", "xfail", "xpass", "skip", "compile-error", "run-error", "crash", "timeout")
 CLEAN = ("pass", "xfail", "skip")  # statuses that leave the exit code at 0
@@ -146,7 +147,7 @@ class CaseRunner:
         opset = self.opset.version
         return "\n".join([
             "import torch",
-            "from opspec import load",
+            "from opspec.spec import load",
             "from opspec.conform import backends",
             *imports,
             "",

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from . import expectations as expectations_mod
-from . import report
-from .cases import Case
-from .isolation import Isolated
+from opspec.conform import expectations as expectations_mod
+from opspec.conform import report
+from opspec.conform.cases import Case
+from opspec.conform.isolation import Isolated
 
 
 class RunAborted(RuntimeError):

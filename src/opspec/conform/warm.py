@@ -7,6 +7,6 @@ import torch._functorch.aot_autograd  # noqa: F401
 import torch.export  # noqa: F401
 import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
-from . import runner
+from opspec.conform import runner
 
 runner.cached_opset(None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import aten, cast, compute_dtype
+from opspec.decompositions._common import aten, cast, compute_dtype
 
 
 def _unsqueeze_all(t: torch.Tensor, dims) -> torch.Tensor:

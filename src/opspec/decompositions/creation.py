@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import aten
+from opspec.decompositions._common import aten
 
 
 def _dense_strides(t: torch.Tensor):

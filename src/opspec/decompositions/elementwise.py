@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from ._common import aten, cast, compute_dtype, int_to_float_dtype
+from opspec.decompositions._common import aten, cast, compute_dtype, int_to_float_dtype
 
 
 def _unary_float(self: torch.Tensor):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import aten, cast
+from opspec.decompositions._common import aten, cast
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 

@@ -1,4 +1,4 @@
-"""A toy backend with fused operators in its own ``demo`` namespace, for ``opspec.fused``.
+"""A toy backend with fused operators in its own ``demo`` namespace, for ``opspec.checks.fused``.
 
 A backend fuses a chain of core ops into one kernel it runs faster. Each fused op
 ships with the core-op pattern it replaces: that pattern is its decomposition (what
@@ -13,8 +13,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..fused import FusedOp
-from ..model import TestingHints
+from opspec.checks.fused import FusedOp
+from opspec.spec.model import TestingHints
 
 aten = torch.ops.aten
 LIBRARY = torch.library.Library("demo", "DEF")

@@ -14,15 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..load import Finding
-from ..model import version_key
-from ..yamlio import DataError, Mark, mark_of
-from .model import ACTIONS_BY_TYPE, FILENAME_RE, OPEN_STATUSES, Proposal, file_number
-from .opsetview import OpsetView, base_version, read_index, read_view
-from .parse import ParsedFile, parse_file
-from .transitions import move_problem
+from opspec.proposals.model import (
+    ACTIONS_BY_TYPE,
+    FILENAME_RE,
+    OPEN_STATUSES,
+    Proposal,
+    file_number,
+)
+from opspec.proposals.opsetview import OpsetView, base_version, read_index, read_view
+from opspec.proposals.parse import ParsedFile, parse_file
+from opspec.proposals.transitions import move_problem
+from opspec.spec.load import Finding
+from opspec.spec.model import version_key
+from opspec.spec.yamlio import DataError, Mark, mark_of
 
-DECOMP_CHECK = "opspec.decomp_check"
+DECOMP_CHECK = "opspec.checks.decomp_check"
 CHECK_EXAMPLES = 25  # per dtype: enough to catch a wrong candidate, quick enough for every CI run
 
 
@@ -217,9 +223,9 @@ def _torch_schemas(selected: list[ParsedFile]) -> dict[str, str] | None:
     """Every aten schema of the installed torch, loaded only when some proposal edits data."""
     if not any(p.proposal and p.proposal.changes for p in selected):
         return {}
-    from .. import torch_bridge
+    from opspec.bridge import torch_ops
 
-    return torch_bridge.all_aten_schemas()
+    return torch_ops.all_aten_schemas()
 
 
 def _view(views: dict[str, OpsetView], opset_root: Path, version: str) -> OpsetView:
@@ -355,8 +361,8 @@ def _decomposition_check(rule: dict, mark: Mark, prefix: str, notes: list[str], 
         notes.append(f"proposal {p.label}: decomposition check skipped ({DECOMP_CHECK} is not available)")
         return []
     module = importlib.import_module(DECOMP_CHECK)
-    from .. import load
-    from ..model import DecompositionRule
+    from opspec.spec import load
+    from opspec.spec.model import DecompositionRule
 
     candidate = DecompositionRule.from_dict(rule)
     try:
@@ -432,7 +438,7 @@ def git_list(base: str, directory: Path) -> list[str]:
 
 def _index_at(base: str, opset_root: Path) -> dict[str, str]:
     """versions.yaml's version -> status as it was at ``base`` (empty when it did not exist)."""
-    from ..yamlio import load_text
+    from opspec.spec.yamlio import load_text
 
     text = git_show(base, opset_root / "versions.yaml")
     try:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .. import yamlio
-from ..yamlio import DataError, Mark, MarkedDict
-from .model import FIELDS
-from .parse import split_front_matter
+from opspec.proposals.model import FIELDS
+from opspec.proposals.parse import split_front_matter
+from opspec.spec import yamlio
+from opspec.spec.yamlio import DataError, Mark, MarkedDict
 
 
 def render_field(key: str, value: Any) -> str:

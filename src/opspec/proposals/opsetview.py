@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model import version_key
-from ..yamlio import DataError, load_file
+from opspec.spec.model import version_key
+from opspec.spec.yamlio import DataError, load_file
 
 
 @dataclass

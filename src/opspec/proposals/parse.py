@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..load import Finding, schema_findings
-from ..yamlio import DataError, Mark, MarkedDict, load_text
-from .model import SECTIONS, Proposal
+from opspec.proposals.model import SECTIONS, Proposal
+from opspec.spec.load import Finding, schema_findings
+from opspec.spec.yamlio import DataError, Mark, MarkedDict, load_text
 
 FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 HEADING_RE = re.compile(r"^##\s+(.+?)\s*#*\s*$")

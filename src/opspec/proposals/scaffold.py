@@ -7,10 +7,10 @@ from pathlib import Path
 
 import jinja2
 
-from .. import yamlio
-from .model import file_number, slugify
+from opspec.proposals.model import file_number, slugify
+from opspec.spec import resources, yamlio
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = resources.TEMPLATES
 
 
 def environment() -> jinja2.Environment:

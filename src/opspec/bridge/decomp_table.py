@@ -1,0 +1,58 @@
+"""The opset's decomposition table as torch sees it: qualified names -> callables.
+
+The opset's table is torch's core table with the opset's own rules laid over it:
+a rule implemented in opspec replaces torch's entry, and a rule torch lacks adds
+one. Optional rules (lowerings of core ops) join only when asked for.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from opspec.bridge import torch_ops
+from opspec.spec.model import DecompositionRule, Opset
+
+
+class ImplementationError(LookupError):
+    """A rule's implementation cannot be found or imported."""
+
+
+def implementation(rule: DecompositionRule) -> Callable:
+    if rule.uses_torch:
+        for table in (torch_ops.core_decomposition_table(), torch_ops.registered_decompositions()):
+            if rule.op in table:
+                return table[rule.op]
+        raise ImplementationError(f"torch registers no decomposition for {rule.op}")
+    return load_callable(rule.implementation)
+
+
+def load_callable(reference: str) -> Callable:
+    """Import ``pkg.module:function``; any failure becomes one ImplementationError line."""
+    module_name, sep, attribute = reference.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ImplementationError(f"{reference!r} is not of the form pkg.module:function")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as err:  # the user's module may fail in any way; report it, do not crash
+        raise ImplementationError(f"cannot import {module_name}: {type(err).__name__}: {err}") from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise ImplementationError(f"{module_name} has no function {attribute}")
+    return function
+
+
+def table_by_name(opset: Opset, *, include_optional: bool = False) -> dict[str, Callable]:
+    table = dict(torch_ops.core_decomposition_table())
+    for rule in opset.rules:
+        if rule.kind == "default" or include_optional:
+            table[rule.op] = implementation(rule)
+    return table
+
+
+def as_torch_table(by_name: dict[str, Callable]) -> dict:
+    """Key a name-keyed table by OpOverload, the form make_fx and export accept."""
+    return {torch_ops.resolve(name): fn for name, fn in by_name.items()}
+
+
+def decomposition_table(opset: Opset, *, include_optional: bool = False) -> dict:
+    return as_torch_table(table_by_name(opset, include_optional=include_optional))

@@ -1,0 +1,272 @@
+"""Checking a decomposition against the eager kernel: the runner behind the generated
+conformance tests and ``opspec check-decomp``.
+
+A *subject* is one (op, candidate implementation) pair with what it promises: the
+core ops it may produce. Three checks, each on calls drawn by the shared strategy
+layer and judged by the shared comparison rule:
+- values: candidate output vs kernel output (fp16/bf16 measured against float64);
+- closure: the candidate, traced with the opset's table, produces only declared,
+  core ops;
+- random ops: properties and a two-sample test instead of value equality.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import torch
+from hypothesis import HealthCheck, Phase, given, reject, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
+
+from opspec.bridge import decomp_table, torch_ops
+from opspec.spec.model import DecompositionRule, Opset, TestingHints
+from opspec.testing import compare, random_check, strategies
+from opspec.testing.strategies import Call
+
+
+@dataclass(frozen=True)
+class Subject:
+    op: str
+    schema: str
+    candidate: Callable
+    implementation: str  # how the candidate was named, for messages and repros
+    hints: TestingHints
+    targets: tuple[str, ...] | None  # None: the candidate declares nothing (checked against core only)
+    core: frozenset[str]
+    table: dict = field(repr=False, default_factory=dict)  # OpOverload -> fn, for closure tracing
+    random: bool = False
+    unspecified_values: bool = False  # empty-like ops: the memory is garbage, only metadata is comparable
+
+    @property
+    def kernel(self):
+        return torch_ops.resolve(self.op)
+
+
+def subject_for_rule(opset: Opset, rule: DecompositionRule) -> Subject:
+    subject = _subject(opset, rule.op, decomp_table.implementation(rule), rule.implementation, rule.testing, rule.targets, rule.random)
+    return replace(subject, unspecified_values=rule.unspecified_values)
+
+
+def subject_for_candidate(opset: Opset, op: str, reference: str, hints: TestingHints | None = None) -> Subject:
+    """A candidate decomposition named ``pkg.module:function`` for any overload: aten, or a
+    backend's fused op whose pattern is its decomposition (imported first, so the op is registered)."""
+    rule = opset.rules_by_op.get(op)
+    core_op = opset.ops_by_name.get(op)
+    hints = hints or (rule.testing if rule else core_op.testing if core_op else TestingHints())
+    is_random = bool(rule and rule.random)
+    return _subject(opset, op, decomp_table.load_callable(reference), reference, hints, None, is_random)
+
+
+def _subject(opset, op, candidate, implementation, hints, targets, is_random) -> Subject:
+    table = decomp_table.table_by_name(opset)
+    table[op] = candidate
+    return Subject(
+        op=op,
+        schema=torch_ops.schema_of(op),
+        candidate=candidate,
+        implementation=implementation,
+        hints=hints,
+        targets=targets,
+        core=opset.core_names(),
+        table=decomp_table.as_torch_table(table),
+        random=is_random,
+    )
+
+
+def dtypes_for(subject: Subject, requested: list[str] | None = None) -> tuple[torch.dtype, ...]:
+    if requested:
+        return tuple(strategies.dtype_of(name) for name in requested)
+    return strategies.dtypes_under_test(subject.op, subject.hints)
+
+
+# ---- failures ----
+
+@dataclass
+class Counterexample:
+    subject: Subject
+    call: Call
+    dtype: torch.dtype
+    problem: str
+    kernel_output: Any = None
+    candidate_output: Any = None
+    comparison: compare.Comparison | None = None
+
+    def render(self) -> str:
+        lines = [f"{self.subject.op} decomposed by {self.subject.implementation} ({self.dtype}): {self.problem}"]
+        lines.append("inputs (shrunk):")
+        lines += [f"  {_short(value)}" for value in (*self.call.args, *(f"{k}={_short(v)}" for k, v in self.call.kwargs.items()))]
+        if self.kernel_output is not None or self.candidate_output is not None:
+            lines.append(f"kernel output:        {_short(self.kernel_output)}")
+            lines.append(f"decomposition output: {_short(self.candidate_output)}")
+        if self.comparison is not None and self.comparison.max_abs_error is not None:
+            c = self.comparison
+            detail = f"max abs error {c.max_abs_error:.3g}, max rel error {c.max_rel_error:.3g}"
+            if c.kernel_error is not None:
+                detail += f"; kernel's own error vs float64 {c.kernel_error:.3g}"
+            if c.tolerance is not None:
+                detail += f"; tolerance (rtol, atol) = {c.tolerance}"
+            lines.append(detail)
+        lines.append("repro:")
+        lines.append(textwrap.indent(self.repro(), "    "))
+        return "\n".join(lines)
+
+    def repro(self) -> str:
+        module, _, function = self.subject.implementation.partition(":")
+        source = self.call.repro().replace("result = ", "expected = ").replace("print(result)\n", "").rstrip("\n")
+        call_line = next(line for line in source.splitlines() if line.startswith("expected = "))
+        arguments = call_line[call_line.index("(") :]
+        if self.subject.implementation == "torch":
+            candidate = f"from torch._decomp import core_aten_decompositions, decomposition_table\nop = {_op_expr(self.subject.op)}\ndecomposition = core_aten_decompositions().get(op) or decomposition_table[op]"
+        else:
+            candidate = f"from {module} import {function} as decomposition"
+        return f"{candidate}\n{source}\nactual = decomposition{arguments}\ntorch.testing.assert_close(actual, expected, equal_nan=True)\n"
+
+
+def _op_expr(op: str) -> str:
+    namespace, base, overload = torch_ops.split_name(op)
+    return f"torch.ops.{namespace}.{base}.{overload or 'default'}"
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = repr(value).replace("\n", " ")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class DecompositionMismatch(AssertionError):
+    def __init__(self, counterexample: Counterexample):
+        super().__init__(counterexample.render())
+        self.counterexample = counterexample
+
+
+# ---- the checks on one call ----
+
+def check_values(subject: Subject, call: Call, dtype: torch.dtype) -> compare.Comparison:
+    """Run kernel and candidate on copies of ``call``; raise DecompositionMismatch when they differ."""
+    try:
+        expected = call.run(subject.kernel)
+    except Exception:
+        reject()  # the kernel refuses these inputs: not a valid call, draw another
+    try:
+        actual = call.run(subject.candidate)
+    except Exception as err:
+        raise DecompositionMismatch(Counterexample(subject, call, dtype, f"decomposition raised {type(err).__name__}: {err}", expected)) from None
+    if subject.unspecified_values:
+        problem = _metadata_mismatch(actual, expected)
+        if problem:
+            raise DecompositionMismatch(Counterexample(subject, call, dtype, problem, expected, actual))
+        return compare.Comparison(ok=True, message="metadata matches (values unspecified)")
+    reference64 = None
+    if dtype in compare.LOW_PRECISION:
+        try:
+            reference64 = compare.float64_run(subject.kernel, call.copy().args, call.copy().kwargs)
+        except Exception:
+            reference64 = None  # the kernel has no float64 path here; compare falls back to (rtol, atol)
+    verdict = compare.compare(actual, expected, float64=reference64, tolerance=subject.hints.tolerance)
+    if not verdict.ok:
+        raise DecompositionMismatch(Counterexample(subject, call, dtype, verdict.message, expected, actual, verdict))
+    return verdict
+
+
+def _metadata_mismatch(actual: Any, expected: Any) -> str:
+    """Shape, dtype, device and strides: all an uninitialised output promises."""
+    for what in ("shape", "dtype", "device", "stride"):
+        got, want = getattr(actual, what), getattr(expected, what)
+        got, want = (got(), want()) if callable(got) else (got, want)
+        if got != want:
+            return f"{what} differs: decomposition {got}, kernel {want}"
+    return ""
+
+
+def check_closure(subject: Subject, call: Call, dtype: torch.dtype) -> set[str]:
+    """Trace the candidate with the opset's table; every op produced must be declared and core."""
+    try:
+        call.run(subject.kernel)
+    except Exception:
+        reject()
+    fresh = call.copy()
+    try:
+        produced = set(torch_ops.trace_ops(subject.candidate, fresh.args, fresh.kwargs, subject.table))
+    except Exception as err:
+        raise DecompositionMismatch(Counterexample(subject, call, dtype, f"tracing the decomposition failed: {type(err).__name__}: {err}")) from None
+    outside_core = sorted(produced - subject.core)
+    undeclared = sorted(produced - set(subject.targets)) if subject.targets is not None else []
+    if outside_core or undeclared:
+        parts = []
+        if outside_core:
+            parts.append(f"produces non-core ops {', '.join(outside_core)}")
+        if undeclared:
+            parts.append(f"produces ops its rule does not declare: {', '.join(undeclared)}")
+        raise DecompositionMismatch(Counterexample(subject, call, dtype, "; ".join(parts)))
+    return produced
+
+
+def check_random(subject: Subject, call: Call, dtype: torch.dtype, seed: int = 0) -> random_check.RandomVerdict:
+    try:
+        call.run(subject.kernel)
+    except Exception:
+        reject()
+    verdict = random_check.check_random(subject.kernel, subject.candidate, call.args, call.kwargs, lambda a: Call(call.op, a).copy().args, seed)
+    if not verdict.ok:
+        raise DecompositionMismatch(Counterexample(subject, call, dtype, verdict.message))
+    return verdict
+
+
+# ---- a whole check, driven by hypothesis outside pytest ----
+
+@dataclass
+class Outcome:
+    subject: Subject
+    examples: int = 0
+    counterexample: Counterexample | None = None
+    error: str = ""  # the check could not run (no valid inputs, ...)
+
+    @property
+    def ok(self) -> bool:
+        return self.counterexample is None and not self.error
+
+
+def run(subject: Subject, *, dtypes: tuple[torch.dtype, ...], device: str = "cpu", max_examples: int = 100, seed: int = 0, closure: bool = True) -> Outcome:
+    """Check ``subject`` on up to ``max_examples`` drawn calls per dtype, shrinking any failure."""
+    outcome = Outcome(subject)
+    for dtype in dtypes:
+        strategy = strategies.calls(subject.schema, subject.hints, dtype, device)
+        failures: list[Counterexample] = []
+        examples = max(5, max_examples // 50) if subject.random else max_examples
+
+        @hypothesis_seed(seed)
+        @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
+                  phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+        @given(call=strategy)
+        def property_(call: Call) -> None:
+            outcome.examples += 1
+            try:
+                if subject.random:
+                    check_random(subject, call, dtype, seed)
+                else:
+                    check_values(subject, call, dtype)
+                    if closure:
+                        check_closure(subject, call, dtype)
+            except DecompositionMismatch as err:
+                failures.append(err.counterexample)
+                raise
+
+        try:
+            property_()
+        except DecompositionMismatch:
+            outcome.counterexample = failures[-1]  # hypothesis replays the shrunk example last
+            return outcome
+        except HypothesisException as err:
+            outcome.error = f"{dtype}: could not draw valid inputs ({type(err).__name__})"
+            return outcome
+        except LookupError as err:  # the strategy layer cannot build calls for this schema
+            outcome.error = f"{dtype}: cannot draw inputs: {err}"
+            return outcome
+    return outcome
+
+
+def draw_calls(subject: Subject, dtype: torch.dtype, device: str) -> st.SearchStrategy[Call]:
+    return strategies.calls(subject.schema, subject.hints, dtype, device)

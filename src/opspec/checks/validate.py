@@ -1,0 +1,275 @@
+"""``opspec validate``: every check of the opset data, as ``path:line:col: message`` findings.
+
+Layers, each run only where the one before it left usable data:
+1. YAML syntax and JSON Schema (no torch) — :mod:`opspec.spec.load`;
+2. consistency inside the data (duplicates, lifecycle, closure, released digests);
+3. facts about the installed torch (the op exists, its schema, functional-ness,
+   implementations importable).
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from opspec.bridge import torch_ops
+from opspec.spec import load, yamlio
+from opspec.spec.load import Finding, LoadedFile
+from opspec.spec.model import (
+    CoreOp,
+    DecompositionRule,
+    Interval,
+    VersionInfo,
+    version_key,
+)
+from opspec.spec.yamlio import Mark
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    unusable: bool = False  # some file could not be parsed at all
+    checked_versions: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.unusable:
+            return 2
+        return 1 if self.findings else 0
+
+
+def _at(node: Any, key: Any, fallback: Mark) -> Mark:
+    return yamlio.mark_of(node, key, default=fallback)
+
+
+def validate(root: Path, *, use_torch: bool = True) -> Report:
+    report = Report()
+    index = load.read_index(root)
+    report.findings += index.findings
+    if index.data is None:
+        report.unusable = True
+        return report
+    if index.findings:
+        return report
+    infos = [VersionInfo.from_dict(v) for v in index.data["versions"]]
+    report.findings += _check_index(root, index, infos)
+    for position, info in enumerate(infos):
+        if not (root / info.version).is_dir():
+            continue
+        ops_file, rules_file = load.read_version(root, info.version)
+        report.checked_versions.append(info.version)
+        for loaded in (ops_file, rules_file):
+            report.findings += loaded.findings
+            if loaded.data is None:
+                report.unusable = True
+        if ops_file.findings or rules_file.findings:
+            continue
+        entry_mark = yamlio.mark_of(index.data["versions"], position)
+        report.findings += _check_version(root, info, entry_mark, ops_file, rules_file, use_torch)
+    return report
+
+
+def _check_index(root: Path, index: LoadedFile, infos: list[VersionInfo]) -> list[Finding]:
+    findings = []
+    seen: set[str] = set()
+    entries = index.data["versions"]
+    for position, info in enumerate(infos):
+        mark = yamlio.mark_of(entries, position)
+        if info.version in seen:
+            findings.append(Finding(mark, f"version {info.version} is listed twice"))
+        seen.add(info.version)
+        if not (root / info.version).is_dir():
+            findings.append(Finding(mark, f"version {info.version} has no folder {root / info.version}"))
+        elif info.status == "released" and info.digest != load.version_digest(root, info.version):
+            findings.append(
+                Finding(
+                    _at(entries[position], "digest", mark),
+                    f"released version {info.version} has changed since its release (digest mismatch); "
+                    "released versions are immutable: put the change in a new version",
+                )
+            )
+    order = [info.version for info in infos]
+    if order != sorted(order, key=version_key):
+        findings.append(Finding(index.data["versions"].mark, "versions must be listed oldest first"))
+    for folder in sorted(p.name for p in root.iterdir() if p.is_dir() and p.name[:1].isdigit()):
+        if folder not in seen:
+            findings.append(Finding(Mark(str(load.versions_path(root)), 1, 1), f"folder {folder}/ is not listed in versions.yaml"))
+    return findings
+
+
+def _check_version(
+    root: Path,
+    info: VersionInfo,
+    index_mark: Mark,
+    ops_file: LoadedFile,
+    rules_file: LoadedFile,
+    use_torch: bool,
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for loaded in (ops_file, rules_file):
+        if loaded.data["opset"] != info.version:
+            findings.append(
+                Finding(
+                    _at(loaded.data, "opset", Mark(str(loaded.path), 1, 1)),
+                    f"file says opset {loaded.data['opset']!r} but lives in folder {info.version}/",
+                )
+            )
+
+    ops, problems = _index_entries(ops_file, "ops", CoreOp.from_dict, lambda op: op.name, "op")
+    findings += problems
+    for op, entry in ops.values():
+        findings += _check_lifecycle(op, entry, info.version)
+
+    core = {name for name, (op, _) in ops.items() if op.status != "removed"}
+    rules, problems = _index_entries(rules_file, "rules", DecompositionRule.from_dict, lambda rule: rule.op, "rule for")
+    findings += problems
+    for rule, entry in rules.values():
+        findings += _check_rule_closure(rule, entry, ops, core)
+
+    if use_torch:
+        findings += _check_against_torch(ops, rules)
+    return findings
+
+
+def _index_entries(loaded: LoadedFile, key: str, build, name_of, what: str) -> tuple[dict[str, tuple[Any, Any]], list[Finding]]:
+    """Entries of one list by name, with a finding for each duplicate and for unsorted order."""
+    indexed: dict[str, tuple[Any, Any]] = {}
+    findings = []
+    for _, entry in load.iter_entries(loaded, key):
+        item = build(entry)
+        name = name_of(item)
+        if name in indexed:
+            first = indexed[name][1].mark
+            findings.append(Finding(entry.mark, f"duplicate {what} {name} (first listed at line {first.line})"))
+            continue
+        indexed[name] = (item, entry)
+    if list(indexed) != sorted(indexed):
+        findings.append(Finding(loaded.data[key].mark, f"{key} must be sorted (keeps diffs reviewable)"))
+    return indexed, findings
+
+
+def _check_lifecycle(op: CoreOp, entry: Any, version: str) -> list[Finding]:
+    findings = []
+    later = lambda a, b: version_key(a) > version_key(b)  # noqa: E731
+    if later(op.since, version):
+        findings.append(Finding(_at(entry, "since", entry.mark), f"{op.name}: since {op.since} is after this version {version}"))
+    if op.deprecated and later(op.since, op.deprecated):
+        findings.append(Finding(_at(entry, "deprecated", entry.mark), f"{op.name}: deprecated {op.deprecated} before it was added ({op.since})"))
+    if op.removed and op.deprecated and later(op.deprecated, op.removed):
+        findings.append(Finding(_at(entry, "removed", entry.mark), f"{op.name}: removed {op.removed} before it was deprecated ({op.deprecated})"))
+    if op.status == "active" and (op.deprecated or op.removed):
+        findings.append(Finding(_at(entry, "status", entry.mark), f"{op.name}: status is active but the entry carries a deprecated/removed version"))
+    return findings
+
+
+def _check_rule_closure(rule: DecompositionRule, entry: Any, ops: dict[str, tuple[CoreOp, Any]], core: set[str]) -> list[Finding]:
+    findings = []
+    if rule.kind == "default" and rule.op in core and not ops[rule.op][0].has_exception("also-decomposed"):
+        findings.append(
+            Finding(
+                _at(entry, "op", entry.mark),
+                f"{rule.op} is core in this version, so a default rule would remove it; "
+                "make the rule optional or record an also-decomposed exception on the op",
+            )
+        )
+    if rule.kind == "optional" and rule.op not in core:
+        findings.append(Finding(_at(entry, "kind", entry.mark), f"optional rule for {rule.op}, which is not core in this version"))
+    targets = entry["targets"]
+    for position, target in enumerate(rule.targets):
+        if target not in core:
+            hint = _did_you_mean(target, core)
+            findings.append(
+                Finding(
+                    _line_of_item(targets, position),
+                    f"{rule.op}: target {target} is not a core op of this version (closure){hint}",
+                )
+            )
+        if target == rule.op:
+            findings.append(Finding(_line_of_item(targets, position), f"{rule.op}: a rule cannot target its own op"))
+    return findings
+
+
+def _line_of_item(sequence: Any, position: int) -> Mark:
+    return yamlio.mark_of(sequence, position)
+
+
+def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _check_against_torch(ops: dict[str, tuple[CoreOp, Any]], rules: dict[str, tuple[DecompositionRule, Any]]) -> list[Finding]:
+    torch = torch_ops.torch_module()
+    live = torch_ops.all_aten_schemas()
+    torch_table = torch_ops.core_decomposition_table()
+    registered = torch_ops.registered_decompositions()
+    findings = []
+
+    for name, (op, entry) in ops.items():
+        if name not in live:
+            findings.append(Finding(_at(entry, "name", entry.mark), f"unknown op {name} in torch {torch.__version__}{_did_you_mean(name, live)}"))
+            continue
+        if op.schema != live[name]:
+            findings.append(Finding(_at(entry, "schema", entry.mark), f"{name}: schema differs from torch {torch.__version__}, which prints: {live[name]}"))
+            continue
+        schema = torch._C.parse_schema(op.schema)
+        if torch_ops.qualified_name(schema) != name:
+            findings.append(Finding(_at(entry, "schema", entry.mark), f"{name}: schema string names a different op ({torch_ops.qualified_name(schema)})"))
+        if not torch_ops.is_functional(op.schema) and not op.has_exception("not-functional"):
+            findings.append(Finding(_at(entry, "name", entry.mark), f"{name} is an in-place or out= variant; core ops must be functional unless a not-functional exception says why"))
+        if op.has_exception("also-decomposed") and name not in torch_table:
+            findings.append(Finding(_at(entry, "exceptions", entry.mark), f"{name}: recorded as also-decomposed, but torch's core decomposition table has no entry for it"))
+        symbolic = all(str(ret.type) in ("SymInt", "SymBool", "int", "bool", "float", "SymFloat") for ret in schema.returns)
+        if op.has_exception("symbolic") and not symbolic:
+            findings.append(Finding(_at(entry, "exceptions", entry.mark), f"{name}: recorded as symbolic but returns tensors"))
+        findings += _check_hint_names(name, schema, op.raw.get("testing"), entry)
+
+    for name, (rule, entry) in rules.items():
+        if name not in live:
+            findings.append(Finding(_at(entry, "op", entry.mark), f"unknown op {name} in torch {torch.__version__}{_did_you_mean(name, live)}"))
+            continue
+        for position, target in enumerate(rule.targets):
+            if target not in live:
+                findings.append(Finding(_line_of_item(entry["targets"], position), f"{name}: unknown target op {target}{_did_you_mean(target, live)}"))
+        if rule.uses_torch:
+            if name not in registered and name not in torch_table:
+                findings.append(Finding(_at(entry, "implementation", entry.mark), f"{name}: torch {torch.__version__} registers no decomposition for it; give a module:function"))
+        else:
+            problem = _import_problem(rule.implementation)
+            if problem:
+                findings.append(Finding(_at(entry, "implementation", entry.mark), f"{name}: {problem}"))
+        findings += _check_hint_names(name, torch._C.parse_schema(live[name]), rule.raw.get("testing"), entry)
+    return findings
+
+
+def _check_hint_names(name: str, schema: Any, testing: Any, entry: Any) -> list[Finding]:
+    if not testing:
+        return []
+    arguments = {arg.name for arg in schema.arguments}
+    findings = []
+    for section in ("domain", "shapes", "ranks", "choices"):
+        block = testing.get(section) or {}
+        for arg in block:
+            if arg not in arguments:
+                hint = _did_you_mean(arg, arguments)
+                findings.append(Finding(_at(block, arg, testing.mark), f"{name}: testing.{section} names {arg!r}, which is not an argument of the schema{hint}"))
+        if section == "domain":
+            for arg, text in block.items():
+                try:
+                    Interval.parse(text)
+                except ValueError as err:
+                    findings.append(Finding(_at(block, arg, testing.mark), f"{name}: {err}"))
+    return findings
+
+
+def _import_problem(reference: str) -> str | None:
+    module_name, _, attribute = reference.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as err:  # an implementation module that fails to import is a finding, not a crash
+        return f"cannot import {module_name}: {type(err).__name__}: {err}"
+    if not callable(getattr(module, attribute, None)):
+        return f"{module_name} has no function {attribute}"
+    return None

@@ -1,0 +1,359 @@
+"""`opspec release VERSION`: apply the accepted proposals and seal the version.
+
+The whole release is computed in memory and staged on disk first; only when
+every file is ready (and schema-clean) are they moved into place, index last,
+so a failure at any point leaves the repository as it was. A released version
+is immutable: releasing it again finds nothing to do.
+"""
+from __future__ import annotations
+
+import heapq
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from opspec.proposals import check as checking
+from opspec.proposals import edit
+from opspec.proposals.model import Proposal
+from opspec.spec import load, yamlio
+from opspec.spec.load import Finding, OpsetError
+from opspec.spec.model import VERSION_RE, version_key
+from opspec.spec.workspace import Workspace
+from opspec.spec.yamlio import Mark
+
+OP_KEYS = ("name", "schema", "category", "status", "since", "deprecated", "removed", "proposals", "rationale",
+           "equivalents", "exceptions", "testing")
+RULE_KEYS = ("op", "kind", "targets", "formula", "rationale", "implementation", "origin", "since", "proposals",
+             "random", "testing")
+
+
+class ReleaseError(Exception):
+    def __init__(self, findings: list[Finding]):
+        super().__init__("\n".join(map(str, findings)))
+        self.findings = findings
+
+
+@dataclass
+class Plan:
+    version: str
+    base: str  # the version whose files the release starts from (itself when sealing a draft)
+    applied: list[tuple[Proposal, list[str]]] = field(default_factory=list)  # proposal, what it did
+    writes: dict[Path, str] = field(default_factory=dict)  # final path -> text
+    digest: str = ""
+    new_folder: bool = False
+
+
+def _header(path: Path) -> str:
+    """The comment lines a data file opens with (schema hint, notes), kept across a rewrite."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        if not line.startswith("#"):
+            break
+        lines.append(line)
+    return "".join(lines)
+
+
+def _stamp(entry: dict, key: str, value: Any, canonical: tuple[str, ...]) -> dict:
+    """``entry`` with ``key`` set; a new key goes before the first existing key ranked after it."""
+    if key in entry:
+        updated = dict(entry)
+        updated[key] = value
+        return updated
+    rank = {k: i for i, k in enumerate(canonical)}
+    mine = rank.get(key, len(rank))
+    result: dict = {}
+    placed = False
+    for existing, existing_value in entry.items():
+        if not placed and rank.get(existing, -1) > mine:
+            result[key] = value
+            placed = True
+        result[existing] = existing_value
+    if not placed:
+        result[key] = value
+    return result
+
+
+def _add_id(entry: dict, number: int, canonical: tuple[str, ...]) -> dict:
+    ids = list(entry.get("proposals") or [])
+    if number not in ids:
+        ids.append(number)
+    return _stamp(entry, "proposals", sorted(ids), canonical)
+
+
+def order_proposals(selected: list[Proposal], implemented: set[int]) -> list[Proposal]:
+    """`requires` order, ties by id. Raises ReleaseError on a cycle or an unmet requirement."""
+    by_id = {p.id: p for p in selected}
+    findings = []
+    for p in selected:
+        for need in p.requires:
+            if need not in by_id and need not in implemented:
+                findings.append(Finding(Mark(checking.display_path(p.path), 1, 1),
+                                        f"requires proposal {need}, which is neither implemented nor accepted for this release"))
+    if findings:
+        raise ReleaseError(findings)
+    waiting = {p.id: {r for r in p.requires if r in by_id} for p in selected}
+    ready = [pid for pid, needs in waiting.items() if not needs]
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        pid = heapq.heappop(ready)
+        ordered.append(by_id[pid])
+        for other, needs in waiting.items():
+            if pid in needs:
+                needs.discard(pid)
+                if not needs:
+                    heapq.heappush(ready, other)
+    if len(ordered) != len(selected):
+        stuck = sorted(set(by_id) - {p.id for p in ordered})
+        raise ReleaseError([Finding(Mark(checking.display_path(by_id[stuck[0]].path), 1, 1),
+                                    f"proposals {', '.join(map(str, stuck))} require each other in a cycle")])
+    return ordered
+
+
+class _Editor:
+    """Applies change items to the version's op and rule lists, refusing anything inconsistent."""
+
+    def __init__(self, version: str, ops: list[dict], rules: list[dict], torch_schemas: Callable[[], dict[str, str]]):
+        self.version = version
+        self.ops = {entry["name"]: entry for entry in ops}
+        self.rules = {entry["op"]: entry for entry in rules}
+        self.torch_schemas = torch_schemas
+
+    def core(self, name: str) -> bool:
+        return name in self.ops and self.ops[name].get("status") != "removed"
+
+    def apply(self, p: Proposal, change: dict) -> str:
+        action, v, pid = change["action"], self.version, p.id
+        name = change.get("op") or change.get("rule", {}).get("op")
+        if action == "add-op":
+            if self.core(name):
+                raise ValueError(f"{name} is already core")
+            schemas = self.torch_schemas()
+            if name not in schemas:
+                raise ValueError(f"torch has no operator {name}")
+            if change.get("schema", schemas[name]) != schemas[name]:
+                raise ValueError(f"schema of {name} does not match the installed torch")
+            rule = self.rules.get(name)
+            if rule and rule.get("kind") == "default":
+                raise ValueError(f"{name} is decomposed by a default rule; remove the rule first")
+            entry = {"name": name, "schema": schemas[name], "category": change["category"], "status": "active",
+                     "since": v, "proposals": [pid], "rationale": change["rationale"]}
+            for key in ("equivalents", "testing"):
+                if key in change:
+                    entry[key] = change[key]
+            self.ops[name] = entry
+            return f"added {name}"
+        if action in ("deprecate-op", "remove-op", "change-schema"):
+            if not self.core(name):
+                raise ValueError(f"{name} is not a core op")
+            entry = self.ops[name]
+            if action == "deprecate-op":
+                if entry.get("status") != "active":
+                    raise ValueError(f"{name} is already {entry.get('status')}")
+                entry = _stamp(_stamp(entry, "status", "deprecated", OP_KEYS), "deprecated", v, OP_KEYS)
+                done = f"deprecated {name}"
+            elif action == "remove-op":
+                if entry.get("status") != "deprecated":
+                    raise ValueError(f"{name} must be deprecated before it is removed")
+                entry = _stamp(_stamp(entry, "status", "removed", OP_KEYS), "removed", v, OP_KEYS)
+                done = f"removed {name}"
+            else:
+                if change["schema"] != self.torch_schemas().get(name):
+                    raise ValueError(f"new schema of {name} does not match the installed torch")
+                entry = _stamp(entry, "schema", change["schema"], OP_KEYS)
+                done = f"changed the schema of {name}"
+            self.ops[name] = _add_id(entry, pid, OP_KEYS)
+            return done
+        if action in ("add-rule", "change-rule"):
+            rule = {k: v_ for k, v_ in change["rule"].items() if k not in ("since", "proposals")}
+            if action == "add-rule":
+                if name in self.rules:
+                    raise ValueError(f"{name} already has a rule")
+                rule = _stamp(rule, "since", v, RULE_KEYS)
+                rule = _stamp(rule, "proposals", [pid], RULE_KEYS)
+            else:
+                if name not in self.rules:
+                    raise ValueError(f"{name} has no rule to change")
+                old = self.rules[name]
+                if "since" in old:
+                    rule = _stamp(rule, "since", old["since"], RULE_KEYS)
+                rule = _stamp(rule, "proposals", sorted({*(old.get("proposals") or ()), pid}), RULE_KEYS)
+            if rule.get("kind") == "default" and self.core(name):
+                raise ValueError(f"{name} is core; a default rule would decompose it away")
+            missing = [t for t in rule["targets"] if not self.core(t)]
+            if missing:
+                raise ValueError(f"rule for {name} targets non-core ops: {', '.join(missing)}")
+            self.rules[name] = rule
+            return f"{'added' if action == 'add-rule' else 'changed'} the rule for {name}"
+        if action == "remove-rule":
+            if name not in self.rules:
+                raise ValueError(f"{name} has no rule")
+            del self.rules[name]
+            return f"removed the rule for {name}"
+        raise ValueError(f"unknown action {action}")
+
+    def ops_list(self) -> list[dict]:
+        return [self.ops[name] for name in sorted(self.ops)]
+
+    def rules_list(self) -> list[dict]:
+        return [self.rules[name] for name in sorted(self.rules)]
+
+
+def _installed_torch() -> str:
+    from opspec.bridge import torch_ops
+
+    return torch_ops.torch_module().__version__.split("+")[0]
+
+
+def _torch_schemas() -> dict[str, str]:
+    from opspec.bridge import torch_ops
+
+    return torch_ops.all_aten_schemas()
+
+
+def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dict[str, str]] = _torch_schemas,
+         torch_version: Callable[[], str] = _installed_torch) -> Plan | None:
+    """Everything the release would write; None when ``version`` is already released."""
+    index_path = load.versions_path(ws.opset)
+    where = Mark(checking.display_path(index_path), 1, 1)
+    if not VERSION_RE.match(version):
+        raise ReleaseError([Finding(where, f"{version!r} is not a YYYY.MM version")])
+    index = load.read_index(ws.opset)
+    if index.findings:
+        raise OpsetError(index.findings)
+    entries = {e["version"]: e for e in index.data["versions"]}
+    ordered_versions = sorted(entries, key=version_key)
+
+    parsed = checking.load_all(ws.proposals)
+    broken = [f for p in parsed for f in p.findings]
+    if broken:
+        raise ReleaseError(broken)
+    proposals = [p.proposal for p in parsed if p.proposal is not None]
+    selected = [p for p in proposals if p.status == "accepted" and p.target_version == version]
+
+    if version in entries and entries[version].get("status") == "released":
+        if selected:
+            raise ReleaseError([Finding(Mark(checking.display_path(p.path), 1, 1),
+                                        f"accepted for {version}, which is already released and immutable") for p in selected])
+        return None
+    if version in entries:
+        base, new_folder = version, False
+    else:
+        newest = ordered_versions[-1]
+        if version_key(version) <= version_key(newest):
+            raise ReleaseError([Finding(where, f"{version} is older than the newest version {newest}")])
+        drafts = [v for v in ordered_versions if entries[v].get("status") != "released"]
+        if drafts:
+            raise ReleaseError([Finding(where, f"release the draft version {drafts[0]} before {version}")])
+        if (ws.opset / version).exists():
+            raise ReleaseError([Finding(where, f"{ws.opset / version} exists but {version} is not in versions.yaml")])
+        base, new_folder = newest, True
+
+    ops_file, rules_file = load.read_version(ws.opset, base)
+    if ops_file.findings or rules_file.findings:
+        raise OpsetError(ops_file.findings + rules_file.findings)
+    # The checks a single proposal must pass on its own (schema, references, sections) come first.
+    if selected:
+        result = checking.check(ws.proposals, ws.opset, files=[p.path for p in selected], check_changes=False)
+        if result.findings:
+            raise ReleaseError(result.findings)
+    implemented = {p.id for p in proposals if p.status in ("implemented", "superseded")}
+    ordered = order_proposals(selected, implemented)
+
+    result = Plan(version=version, base=base, new_folder=new_folder)
+    editor = _Editor(version, list(ops_file.data["ops"]), list(rules_file.data["rules"]), torch_schemas)
+    findings = []
+    for p in ordered:
+        done = []
+        for position, change in enumerate(p.changes):
+            try:
+                done.append(editor.apply(p, dict(change)))
+            except ValueError as err:
+                mark = yamlio.mark_of(p.meta["changes"], position, Mark(checking.display_path(p.path), 1, 1))
+                findings.append(Finding(mark, f"changes/{position}: cannot apply: {err}"))
+        result.applied.append((p, done))
+    if findings:
+        raise ReleaseError(findings)
+
+    folder = ws.opset / version
+    texts = {}
+    for loaded, key, items in ((ops_file, "ops", editor.ops_list()), (rules_file, "rules", editor.rules_list())):
+        unchanged = not new_folder and items == list(loaded.data[key])
+        if unchanged:
+            texts[loaded.path.name] = loaded.path.read_text(encoding="utf-8")  # sealing a draft keeps its bytes
+        else:
+            texts[loaded.path.name] = yamlio.dump({"opset": version, key: items}, header=_header(loaded.path))
+    for name, text in texts.items():
+        schema = "core_ops.schema.json" if name == "core_ops.yaml" else "decompositions.schema.json"
+        data = yamlio.load_text(text, str(folder / name))
+        problems = load.schema_findings(data, schema, str(folder / name))
+        if problems:
+            raise ReleaseError(problems)
+        result.writes[folder / name] = text
+
+    with tempfile.TemporaryDirectory() as scratch:
+        (Path(scratch) / version).mkdir()
+        for path, text in result.writes.items():
+            (Path(scratch) / version / path.name).write_text(text, encoding="utf-8", newline="\n")
+        result.digest = load.version_digest(Path(scratch), version)
+
+    versions = []
+    for entry in index.data["versions"]:
+        if entry["version"] == version:
+            continue
+        versions.append(dict(entry))
+    sealed = dict(entries.get(version) or {"version": version, "status": "released", "torch": torch_version()})
+    for key, value in (("status", "released"), ("released", date), ("digest", result.digest)):
+        sealed = _stamp(sealed, key, value, ("version", "status", "torch", "released", "digest", "notes"))
+    versions.append(sealed)
+    versions.sort(key=lambda e: version_key(e["version"]))
+    result.writes[index_path] = yamlio.dump({"versions": versions}, header=_header(index_path))
+
+    for p in ordered:
+        display = checking.display_path(p.path)
+        text = p.path.read_text(encoding="utf-8")
+        result.writes[p.path] = edit.set_fields(text, display, {"status": "implemented", "released_in": version, "updated": date})
+    return result
+
+
+def commit(plan: Plan) -> None:
+    """Stage every file beside its target, then move them into place; undo all on any failure."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, text in plan.writes.items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+            staged.append((Path(tmp), target))
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        if plan.new_folder:
+            shutil.rmtree(ws_folder(plan), ignore_errors=True)
+        raise
+    # The index goes last: until it says "released", the version is not.
+    staged.sort(key=lambda pair: pair[1].name == "versions.yaml")
+    previous: list[tuple[Path, bytes | None]] = []
+    try:
+        for tmp, target in staged:
+            previous.append((target, target.read_bytes() if target.exists() else None))
+            os.replace(tmp, target)
+    except BaseException:
+        for target, old in reversed(previous):
+            if old is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.write_bytes(old)
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        if plan.new_folder:
+            shutil.rmtree(ws_folder(plan), ignore_errors=True)
+        raise
+
+
+def ws_folder(plan: Plan) -> Path:
+    return next(path.parent for path in plan.writes if path.name == "core_ops.yaml")

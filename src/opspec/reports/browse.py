@@ -1,0 +1,131 @@
+"""Views for the terminal: filtered op lists, one op in full, a model's coverage table."""
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING, Any
+
+from opspec.spec.model import CoreOp, DecompositionRule, Opset
+
+if TYPE_CHECKING:
+    from opspec.checks.coverage import Report as CoverageReport
+
+
+def filter_ops(opset: Opset, status: str | None = None, category: str | None = None) -> list[CoreOp]:
+    return [
+        op
+        for op in opset.ops
+        if (status is None or op.status == status) and (category is None or op.category == category)
+    ]
+
+
+def op_record(op: CoreOp) -> dict[str, Any]:
+    """The op as plain JSON-ready data, in the YAML's own key order."""
+    return {key: value for key, value in op.raw.items()}
+
+
+def rule_record(rule: DecompositionRule) -> dict[str, Any]:
+    return {key: value for key, value in rule.raw.items()}
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    """Plain aligned columns; the last column is never padded so long schemas do not wrap rows."""
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers) - 1)]
+    lines = []
+    for row in [headers, ["-" * len(h) for h in headers], *rows]:
+        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(row[-1])]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def ops_table(ops: list[CoreOp]) -> str:
+    rows = [[op.name, op.category, op.status, op.since, _signature(op)] for op in ops]
+    return table(rows, ["op", "category", "status", "since", "signature"])
+
+
+def _signature(op: CoreOp) -> str:
+    """Schema without the repeated name: ``(Tensor self, ...) -> Tensor``."""
+    return op.schema[op.schema.index("(") :]
+
+
+def lookup(opset: Opset, name: str) -> CoreOp | DecompositionRule:
+    """An op or rule by name; accepts ``add.Tensor``, ``aten::add.Tensor`` and ``aten.add.Tensor``."""
+    wanted = normalize_name(name)
+    ops, rules = opset.ops_by_name, opset.rules_by_op
+    if wanted in ops:
+        return ops[wanted]
+    if wanted in rules:
+        return rules[wanted]
+    if f"{wanted}.default" in ops:
+        return ops[f"{wanted}.default"]
+    known = list(ops) + list(rules)
+    close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise KeyError(f"{name} is neither a core op nor a decomposed op of opset {opset.version}{hint}")
+
+
+def normalize_name(name: str) -> str:
+    name = name.strip()
+    if name.startswith("aten.") and "::" not in name:
+        name = "aten::" + name[len("aten.") :]
+    if "::" not in name:
+        name = "aten::" + name
+    if name.endswith(".default"):
+        name = name[: -len(".default")]
+    return name
+
+
+def describe(opset: Opset, item: CoreOp | DecompositionRule) -> str:
+    """A human-readable page for one op or rule."""
+    lines: list[str] = []
+    if isinstance(item, CoreOp):
+        lines += [
+            f"{item.name}  [core, {item.status}, since {item.since}]",
+            f"  schema:     {item.schema}",
+            f"  category:   {item.category}",
+        ]
+        if item.deprecated:
+            lines.append(f"  deprecated: {item.deprecated}")
+        if item.removed:
+            lines.append(f"  removed:    {item.removed}")
+        lines.append(f"  rationale:  {item.rationale}")
+        for key, value in item.equivalents.items():
+            lines.append(f"  {key + ':':11} {value}")
+        for exception in item.exceptions:
+            lines.append(f"  exception ({exception.kind}): {exception.reason}")
+        rule = opset.rules_by_op.get(item.name)
+        if rule:
+            lines.append(f"  lowering ({rule.kind}): {rule.formula} -> {', '.join(rule.targets)}")
+    else:
+        lines += [
+            f"{item.op}  [decomposed ({item.kind}), origin {item.origin}]",
+            f"  formula:        {item.formula}",
+            f"  targets:        {', '.join(item.targets)}",
+            f"  implementation: {item.implementation}",
+            f"  rationale:      {item.rationale}",
+        ]
+    hints = item.testing
+    if hints.dtypes:
+        lines.append(f"  dtypes:     {', '.join(hints.dtypes)}")
+    for arg, interval in hints.domain.items():
+        lines.append(f"  domain:     {arg} in {interval}")
+    if hints.tolerance:
+        lines.append(f"  tolerance:  {dict(hints.tolerance.per_dtype)} ({hints.tolerance.reason})")
+    return "\n".join(lines)
+
+
+def coverage_table(report: "CoverageReport") -> str:
+    """The terminal form of an ``opspec coverage`` report: one row per op, flagged ops marked ``!``."""
+    with_backend = report.backend is not None
+    headers = ["op", "count", "opset"] + (["backend"] if with_backend else []) + ["note"]
+    rows = []
+    for use in report.ops:
+        mark = "!" if use.flagged else " "
+        row = [f"{mark} {use.op}", str(use.count), use.opset] + ([use.backend] if with_backend else []) + [use.note]
+        rows.append(row)
+    total = sum(use.count for use in report.ops)
+    outside = sum(1 for use in report.ops if use.opset == "outside")
+    summary = f"{len(report.ops)} distinct ops ({total} calls) in opset {report.opset_version}: {outside} outside the opset"
+    if with_backend:
+        not_lowered = sum(1 for use in report.ops if use.backend != "lowered")
+        summary += f", {not_lowered} not declared lowered by {report.backend}"
+    return f"{table(rows, headers)}\n\n{summary}"

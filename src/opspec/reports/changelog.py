@@ -1,0 +1,145 @@
+"""What changed between two opset versions, each change linked to the proposals behind it.
+
+One computation, two renderings: Markdown (the site's changelog, `opspec diff`)
+and JSON (for tools).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable
+
+from opspec.spec.model import CoreOp, DecompositionRule, Opset
+
+SECTIONS = (
+    ("added", "Added ops"),
+    ("deprecated", "Deprecated ops"),
+    ("removed", "Removed ops"),
+    ("schema-changed", "Schema changes"),
+    ("rule-added", "Decomposition rules added"),
+    ("rule-changed", "Decomposition rules changed"),
+    ("rule-removed", "Decomposition rules removed"),
+)
+RULE_FIELDS = ("kind", "targets", "formula", "implementation", "random")
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    op: str
+    detail: str
+    proposals: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Changelog:
+    old: str | None
+    new: str
+    changes: tuple[Change, ...]
+
+    def of_kind(self, kind: str) -> list[Change]:
+        return [c for c in self.changes if c.kind == kind]
+
+
+def _new_ids(old: Iterable[int], new: Iterable[int]) -> tuple[int, ...]:
+    fresh = tuple(sorted(set(new) - set(old)))
+    return fresh or tuple(sorted(set(new)))
+
+
+def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tuple[int, ...]] | None = None) -> Changelog:
+    """Changes from ``old`` to ``new``. ``attributions`` maps (kind, op) to proposal ids for
+    changes the data cannot carry (a removed rule leaves no entry to hold its proposal)."""
+    attributions = attributions or {}
+    old_ops: dict[str, CoreOp] = old.ops_by_name if old else {}
+    old_rules: dict[str, DecompositionRule] = old.rules_by_op if old else {}
+    changes: list[Change] = []
+
+    def add(kind: str, op: str, detail: str, ids: tuple[int, ...]) -> None:
+        ids = tuple(sorted(set(ids) | set(attributions.get((kind, op), ()))))
+        changes.append(Change(kind, op, detail, ids))
+
+    for name, op in sorted(new.ops_by_name.items()):
+        before = old_ops.get(name)
+        was_core = before is not None and before.status != "removed"
+        ids = _new_ids(before.proposals if before else (), op.proposals)
+        if op.status != "removed" and not was_core:
+            add("added", name, op.category, ids)
+            if op.status == "deprecated":
+                add("deprecated", name, f"deprecated in {op.deprecated}", ids)
+            continue
+        if before is None:
+            continue
+        if op.status == "deprecated" and before.status == "active":
+            add("deprecated", name, f"deprecated in {op.deprecated}", ids)
+        if op.status == "removed" and before.status != "removed":
+            add("removed", name, f"removed in {op.removed}", ids)
+        if op.schema != before.schema and op.status != "removed":
+            add("schema-changed", name, f"{before.schema} → {op.schema}", ids)
+    for name, before in sorted(old_ops.items()):
+        if name not in new.ops_by_name and before.status != "removed":
+            add("removed", name, "entry dropped", ())
+    for name, rule in sorted(new.rules_by_op.items()):
+        before = old_rules.get(name)
+        if before is None:
+            add("rule-added", name, _rule_detail(rule), _new_ids((), rule.proposals))
+        elif any(getattr(rule, f) != getattr(before, f) for f in RULE_FIELDS):
+            add("rule-changed", name, _rule_detail(rule), _new_ids(before.proposals, rule.proposals))
+    for name, before in sorted(old_rules.items()):
+        if name not in new.rules_by_op:
+            add("rule-removed", name, _rule_detail(before), ())
+    return Changelog(old.version if old else None, new.version, tuple(changes))
+
+
+def _rule_detail(rule: DecompositionRule) -> str:
+    return f"{rule.kind}: {rule.formula} → {', '.join(rule.targets)}"
+
+
+def to_json(log: Changelog) -> dict:
+    return {"from": log.old, "to": log.new, "changes": [asdict(c) | {"proposals": list(c.proposals)} for c in log.changes]}
+
+
+def default_link(number: int) -> str:
+    return f"#{number:04d}"
+
+
+def to_markdown(
+    log: Changelog,
+    link: Callable[[int], str | None] = lambda n: None,
+    op_link: Callable[[str], str | None] = lambda name: None,
+    heading: str = "##",
+    escape: Callable[[str], str] = lambda text: text,
+) -> str:
+    """Markdown for one version. ``link``/``op_link`` give URLs (None: plain text); ``escape`` guards free text."""
+    title = f"{heading} {log.new}" + (f" (changes since {log.old})" if log.old else " (first version)")
+    lines = [title, ""]
+    if not log.changes:
+        lines += ["No changes." if log.old else "No ops recorded.", ""]
+    for kind, label in SECTIONS:
+        items = log.of_kind(kind)
+        if not items:
+            continue
+        lines += [f"{heading}# {label}", ""]
+        for change in items:
+            target = op_link(change.op)
+            name = f"[`{change.op}`]({target})" if target else f"`{change.op}`"
+            refs = []
+            for number in change.proposals:
+                url = link(number)
+                refs.append(f"[proposal {number:04d}]({url})" if url else f"proposal {number:04d}")
+            suffix = f" ({', '.join(refs)})" if refs else ""
+            lines.append(f"- {name}: {escape(change.detail)}{suffix}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def attributions_from(proposals: Iterable, version: str) -> dict[tuple[str, str], tuple[int, ...]]:
+    """(change kind, op) -> ids of the proposals released in ``version`` that made that change."""
+    kinds = {"add-op": "added", "deprecate-op": "deprecated", "remove-op": "removed", "change-schema": "schema-changed",
+             "add-rule": "rule-added", "change-rule": "rule-changed", "remove-rule": "rule-removed"}
+    found: dict[tuple[str, str], set[int]] = {}
+    for p in proposals:
+        if p.released_in != version:
+            continue
+        for change in p.changes:
+            name = change.get("op") or change.get("rule", {}).get("op")
+            found.setdefault((kinds[change["action"]], name), set()).add(p.id)
+    return {key: tuple(sorted(ids)) for key, ids in found.items()}

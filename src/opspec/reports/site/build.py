@@ -1,0 +1,114 @@
+"""`opspec site build|serve`: generate the pages, run mkdocs, and swap the result into place.
+
+Everything happens in a scratch folder beside the target; the finished tree
+replaces the old one in a rename, so a failed build leaves the last good site
+(and the last good generated pages) where they were.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from opspec.reports.site import sanitize
+from opspec.reports.site.generate import generate
+from opspec.spec.workspace import Workspace
+
+GENERATED = "generated"
+
+
+class BuildError(Exception):
+    """The site cannot be built; the message says why in one or a few lines."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    pages: int
+    seconds: float
+    skipped_proposals: list[str]
+
+
+def _swap(new: Path, target: Path) -> None:
+    """Put directory ``new`` at ``target``, replacing what was there with two renames."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(target, old)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        if old is not None:
+            os.replace(old, target)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = True) -> BuildResult:
+    """Build the site of ``ws`` into ``out`` (default site/build); also refresh site/docs/generated."""
+    started = time.perf_counter()
+    config = ws.site / "mkdocs.yml"
+    if not config.is_file():
+        raise BuildError(f"{config}: missing (the site's mkdocs configuration)")
+    out = (out or ws.site / "build").resolve()
+    generated = generate(ws)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".opspec-site-", dir=out.parent))
+    try:
+        shutil.copy2(config, scratch / "mkdocs.yml")
+        shutil.copytree(ws.site / "docs", scratch / "docs", ignore=shutil.ignore_patterns(GENERATED))
+        for relative, text in generated.pages.items():
+            page = scratch / "docs" / GENERATED / relative
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(text, encoding="utf-8", newline="\n")
+        html_dir = scratch / "html"
+        run = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(scratch / "mkdocs.yml"),
+             "-d", str(html_dir)],
+            capture_output=True, text=True, cwd=scratch, env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1"},
+        )
+        if run.returncode != 0:
+            lines = [l for l in (run.stderr + run.stdout).splitlines() if l.strip()]
+            important = [l.strip() for l in lines if "WARNING" in l or "ERROR" in l or "Error" in l] or lines[-5:]
+            raise BuildError("mkdocs build --strict failed:\n" + "\n".join(important[:20]))
+        problems = []
+        for page in sorted((html_dir / GENERATED / "proposals").rglob("*.html")):
+            for problem in sanitize.unsafe_html(page.read_text(encoding="utf-8")):
+                problems.append(f"{page.relative_to(html_dir)}: active content in a proposal page: {problem}")
+        if problems:
+            raise BuildError("\n".join(problems))
+        _swap(html_dir, out)
+        if write_generated:
+            _swap(scratch / "docs" / GENERATED, ws.site / "docs" / GENERATED)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return BuildResult(out, len(generated.pages), time.perf_counter() - started, generated.skipped_proposals)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+def server(directory: Path, port: int = 0, quiet: bool = True) -> http.server.ThreadingHTTPServer:
+    """An HTTP server for ``directory`` on the loopback interface (search needs http, not file://)."""
+    handler = functools.partial(_Quiet if quiet else http.server.SimpleHTTPRequestHandler, directory=str(directory))
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+
+
+def serve_in_thread(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    httpd = server(directory)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    host, port = httpd.server_address[:2]
+    return httpd, f"http://{host}:{port}/"

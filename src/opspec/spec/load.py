@@ -1,0 +1,210 @@
+"""Read the opset data from disk into the model, reporting every problem with its place.
+
+Two layers of checking live here because they need nothing but the files: YAML
+syntax and the JSON Schemas in ``opset/schema``. Semantic checks that need torch
+are in :mod:`opspec.checks.validate`.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import jsonschema
+from referencing import Registry, Resource
+
+from opspec.spec import resources, yamlio
+from opspec.spec.model import CoreOp, DecompositionRule, Opset, VersionInfo, version_key
+from opspec.spec.yamlio import DataError, Mark
+
+VERSION_FILES = ("core_ops.yaml", "decompositions.yaml")
+
+
+@dataclass(frozen=True)
+class Finding:
+    mark: Mark
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.mark}: {self.message}"
+
+
+class OpsetError(Exception):
+    """The data cannot be loaded; ``findings`` says every place why."""
+
+    def __init__(self, findings: list[Finding]):
+        super().__init__("\n".join(map(str, findings)))
+        self.findings = findings
+
+
+@dataclass
+class LoadedFile:
+    path: Path
+    data: Any
+    findings: list[Finding] = field(default_factory=list)
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(schema_dir: Path, name: str) -> jsonschema.protocols.Validator:
+    schemas = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in schema_dir.glob("*.schema.json")}
+    registry = Registry().with_resources(
+        (f"https://opspec.dev/schema/{file}", Resource.from_contents(contents)) for file, contents in schemas.items()
+    )
+    schema = schemas[name]
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, registry=registry)
+
+
+def schema_findings(data: Any, schema_name: str, path: str, schema_dir: Path | None = None) -> list[Finding]:
+    """JSON Schema errors, each pinned to the line of the offending node."""
+    validator = _validator(schema_dir or resources.schema_dir(), schema_name)
+    findings = []
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        node, parent, key = data, None, None
+        for step in error.absolute_path:
+            parent, key = node, step
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                break
+        mark = yamlio.mark_of(parent, key) if parent is not None else yamlio.mark_of(data)
+        if error.validator == "additionalProperties" and isinstance(node, dict):
+            extra = [k for k in node if k not in error.schema.get("properties", {})]
+            if extra:
+                mark = yamlio.mark_of(node, extra[0])
+        if mark.path == "<unknown>":
+            mark = Mark(path, 1, 1)
+        findings.append(Finding(mark, _describe(error)))
+    return findings
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(p) for p in error.absolute_path)
+    prefix = f"{where}: " if where else ""
+    if error.validator == "additionalProperties":
+        extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
+        return f"{prefix}unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}"
+    if error.validator == "required":
+        return f"{prefix}{error.message}"
+    if error.validator == "enum":
+        return f"{prefix}{error.instance!r} is not one of {', '.join(map(repr, error.validator_value))}"
+    return f"{prefix}{error.message}"
+
+
+def read(path: Path, schema_name: str) -> LoadedFile:
+    """Parse and schema-check one data file; a file that cannot be parsed has data None."""
+    try:
+        data = yamlio.load_file(path)
+    except DataError as err:
+        return LoadedFile(path, None, [Finding(err.mark, err.message)])
+    findings = schema_findings(data, schema_name, str(path))
+    return LoadedFile(path, data if not findings else data, findings)
+
+
+def read_checked(path: Path, schema_name: str, kind: str) -> Any:
+    """The data of a file that must exist and pass its schema; OpsetError (file:line: message) otherwise."""
+    if not path.is_file():
+        raise OpsetError([Finding(yamlio.Mark(str(path), 1, 1), f"no such {kind} file")])
+    loaded = read(path, schema_name)
+    if loaded.findings:
+        raise OpsetError(loaded.findings)
+    return loaded.data
+
+
+def versions_path(root: Path) -> Path:
+    return root / "versions.yaml"
+
+
+def read_index(root: Path) -> LoadedFile:
+    return read(versions_path(root), "versions.schema.json")
+
+
+def read_version(root: Path, version: str) -> tuple[LoadedFile, LoadedFile]:
+    folder = root / version
+    return read(folder / "core_ops.yaml", "core_ops.schema.json"), read(
+        folder / "decompositions.yaml", "decompositions.schema.json"
+    )
+
+
+def version_digest(root: Path, version: str) -> str:
+    """sha256 over the version's files (name and bytes), the seal of a released version."""
+    digest = hashlib.sha256()
+    for name in VERSION_FILES:
+        path = root / version / name
+        digest.update(name.encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"<missing>")
+        digest.update(b"\0")
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _require_clean(*files: LoadedFile) -> None:
+    findings = [f for loaded in files for f in loaded.findings]
+    if findings:
+        raise OpsetError(findings)
+
+
+def load_versions(root: Path | None = None) -> list[VersionInfo]:
+    """The version index, oldest first."""
+    root = root or resources.opset_root()
+    index = read_index(root)
+    _require_clean(index)
+    return sorted((VersionInfo.from_dict(v) for v in index.data["versions"]), key=lambda v: version_key(v.version))
+
+
+def latest_version(root: Path | None = None) -> str:
+    return load_versions(root)[-1].version
+
+
+def _signature(*paths: Path) -> tuple:
+    """What identifies a file's contents cheaply: size and modification time."""
+    stats = []
+    for path in paths:
+        try:
+            stat = path.stat()
+            stats.append((str(path), stat.st_size, stat.st_mtime_ns))
+        except OSError:
+            stats.append((str(path), None, None))
+    return tuple(stats)
+
+
+_OPSET_CACHE: dict[tuple, Opset] = {}
+
+
+def load_opset(version: str | None = None, root: Path | None = None) -> Opset:
+    """Load one version (the newest when ``version`` is None). Raises OpsetError on bad data.
+
+    Loaded versions are kept per process and reused while their files are unchanged:
+    schema validation dominates the cost, and runners load the same version often.
+    """
+    root = Path(root or resources.opset_root())
+    version = version or latest_version(root)
+    key = (version, _signature(versions_path(root), *(root / version / name for name in VERSION_FILES)))
+    if key not in _OPSET_CACHE:
+        _OPSET_CACHE[key] = _load_opset(version, root)
+    return _OPSET_CACHE[key]
+
+
+def _load_opset(version: str, root: Path) -> Opset:
+    infos = {info.version: info for info in load_versions(root)}
+    if version not in infos:
+        known = ", ".join(sorted(infos, key=version_key))
+        raise OpsetError([Finding(Mark(str(versions_path(root)), 1, 1), f"unknown opset version {version!r} (known: {known})")])
+    ops_file, rules_file = read_version(root, version)
+    _require_clean(ops_file, rules_file)
+    return Opset(
+        version=version,
+        info=infos[version],
+        ops=tuple(CoreOp.from_dict(entry) for entry in ops_file.data["ops"]),
+        rules=tuple(DecompositionRule.from_dict(entry) for entry in rules_file.data["rules"]),
+    )
+
+
+def iter_entries(loaded: LoadedFile, key: str) -> Iterator[tuple[int, Any]]:
+    """(index, entry) for each list item under ``key`` that is a mapping."""
+    if isinstance(loaded.data, dict) and isinstance(loaded.data.get(key), list):
+        for index, entry in enumerate(loaded.data[key]):
+            if isinstance(entry, dict):
+                yield index, entry

@@ -1,0 +1,152 @@
+"""Backend manifests: which ops of an opset version a backend lowers, and which it hands back.
+
+A manifest is ``conformance/backends/NAME.yaml`` (schema ``backend_manifest.schema.json``).
+The lists are measured from the backend, not written by hand: see
+``tools/measure_lowering.py``. This module reads and checks them; it needs no torch.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from opspec.spec import load, resources, yamlio
+from opspec.spec.load import Finding, LoadedFile, OpsetError
+from opspec.spec.model import Opset
+from opspec.spec.yamlio import Mark
+
+SCHEMA = "backend_manifest.schema.json"
+NONE = "none"  # --backend none: check against the opset only
+
+
+@dataclass(frozen=True)
+class BackendManifest:
+    backend: str
+    opset: str
+    measured_with: str
+    lowered: Mapping[str, str] = field(default_factory=dict)  # op -> note ("" when none)
+    fallback: Mapping[str, str] = field(default_factory=dict)  # op -> reason ("" when none)
+    description: str = ""
+    path: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
+        return cls(
+            backend=data["backend"],
+            opset=data["opset"],
+            measured_with=data["measured_with"],
+            lowered={_op_of(e): _text_of(e, "note") for e in data["lowered"]},
+            fallback={_op_of(e): _text_of(e, "reason") for e in data["fallback"]},
+            description=data.get("description", ""),
+            path=path,
+        )
+
+    def status(self, op: str) -> tuple[str, str]:
+        """("lowered" | "fallback" | "undeclared", note) for one op."""
+        if op in self.lowered:
+            return "lowered", self.lowered[op]
+        if op in self.fallback:
+            return "fallback", self.fallback[op]
+        return "undeclared", f"{self.backend} manifest does not list it"
+
+
+def _op_of(entry: Any) -> str:
+    return entry["op"] if isinstance(entry, dict) else entry
+
+
+def _text_of(entry: Any, key: str) -> str:
+    return entry.get(key, "") if isinstance(entry, dict) else ""
+
+
+backends_dir = resources.backends_dir
+
+
+def known_backends(directory: Path | None = None) -> list[str]:
+    directory = directory or backends_dir()
+    return sorted(p.stem for p in directory.glob("*.yaml")) if directory.is_dir() else []
+
+
+class UnknownBackend(LookupError):
+    pass
+
+
+def manifest_path(name_or_path: str, directory: Path | None = None) -> Path:
+    """A bundled backend's manifest by name, or any manifest file by path."""
+    directory = directory or backends_dir()
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml") or len(candidate.parts) > 1:
+        if not candidate.is_file():
+            raise UnknownBackend(f"no backend manifest at {candidate}")
+        return candidate
+    path = directory / f"{name_or_path}.yaml"
+    if not path.is_file():
+        known = ", ".join([*known_backends(directory), NONE])
+        raise UnknownBackend(f"no manifest for backend {name_or_path!r} (known: {known}; or give a path to a manifest)")
+    return path
+
+
+def read(path: Path) -> LoadedFile:
+    return load.read(path, SCHEMA)
+
+
+def load_manifest(path: Path) -> BackendManifest:
+    """Parse and schema-check one manifest; raises OpsetError with every finding."""
+    loaded = read(path)
+    if loaded.findings:
+        raise OpsetError(loaded.findings)
+    return BackendManifest.from_dict(loaded.data, str(path))
+
+
+def manifest_findings(root_dir: Path, opset_loader: Callable[[str], Opset]) -> list[Finding]:
+    """Every problem in every ``*.yaml`` manifest under ``root_dir``.
+
+    ``opset_loader(version)`` returns that opset version (``load.load_opset`` fits)
+    and may raise OpsetError for an unknown version; each version is loaded once.
+    """
+    opsets: dict[str, Opset | str] = {}
+
+    def opset_for(version: str) -> Opset | str:
+        if version not in opsets:
+            try:
+                opsets[version] = opset_loader(version)
+            except OpsetError as err:
+                opsets[version] = err.findings[0].message if err.findings else f"cannot load opset {version}"
+        return opsets[version]
+
+    findings: list[Finding] = []
+    for path in sorted(Path(root_dir).glob("*.yaml")):
+        loaded = read(path)
+        findings += loaded.findings
+        if loaded.data is not None and not loaded.findings:
+            findings += _semantic_findings(loaded, opset_for)
+    return findings
+
+
+def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | str]) -> list[Finding]:
+    data, path = loaded.data, loaded.path
+    findings = []
+    if data["backend"] != path.stem:
+        findings.append(
+            Finding(yamlio.mark_of(data, "backend"), f"backend {data['backend']!r} does not match the file name {path.name}")
+        )
+    opset = opset_for(data["opset"])
+    if isinstance(opset, str):
+        return findings + [Finding(yamlio.mark_of(data, "opset"), opset)]
+    names = sorted(opset.core_names() | set(opset.rules_by_op))
+    seen: dict[str, Mark] = {}
+    for key in ("lowered", "fallback"):
+        entries = data[key]
+        for index, entry in enumerate(entries):
+            op = _op_of(entry)
+            mark = yamlio.mark_of(entries, index)
+            if op not in names:
+                close = difflib.get_close_matches(op, names, n=1, cutoff=0.8)  # only near-typos
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                findings.append(Finding(mark, f"{op} is not an op of opset {opset.version}{hint}"))
+            if op in seen:
+                findings.append(Finding(mark, f"{op} is listed twice (first at line {seen[op].line})"))
+            else:
+                seen[op] = mark
+    return findings

@@ -1,0 +1,247 @@
+"""The comparison rule: when a candidate's output counts as equal to the eager kernel's.
+
+One rule for every runner (decomposition checks, backend conformance), after
+PyTorch's test_decomp:
+- dtype, shape and numel match exactly; integers and bools match exactly;
+- NaN sits in the same places and infinities are equal;
+- float16/bfloat16: candidate and kernel are both measured against a float64
+  run; the candidate fails when its largest error exceeds the kernel's own
+  largest error plus atol (1e-7 unless a tolerance hint says otherwise);
+- other floating dtypes: ``torch.testing.assert_close`` with per-dtype (rtol, atol);
+- a ``TestingHints.tolerance`` replaces the per-dtype pair, its reason on record.
+Outputs nest (tuples, lists, None, Python numbers); leaves compare one by one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import torch
+
+from opspec.spec.model import Tolerance
+
+DEFAULT_TOLERANCES: Mapping[torch.dtype, tuple[float, float]] = {  # dtype -> (rtol, atol)
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (0.016, 1e-4),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+KERNEL_ERROR_SLACK = 1e-7  # test_decomp's default atol over the kernel's own error
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The verdict on one output, with the numbers a report needs."""
+
+    ok: bool
+    message: str = ""
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    tolerance: tuple[float, float] | None = None  # (rtol, atol) applied; for fp16/bf16 (0, slack)
+    kernel_error: float | None = None  # fp16/bf16: the kernel's own largest error against float64
+    path: str = ""  # where in a nested output the verdict was reached, e.g. "[1]"
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def tolerance_for(dtype: torch.dtype, override: Tolerance | None = None) -> tuple[float, float]:
+    """(rtol, atol) for ``dtype``: the hint's pair when it names the dtype, else PyTorch's default."""
+    name = str(dtype).removeprefix("torch.")
+    if override is not None and name in override.per_dtype:
+        return tuple(override.per_dtype[name])  # type: ignore[return-value]
+    return DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def kernel_error_slack(dtype: torch.dtype, override: Tolerance | None = None) -> float:
+    """How much worse than the kernel a fp16/bf16 candidate may be: the hint's atol, else 1e-7."""
+    name = str(dtype).removeprefix("torch.")
+    if override is not None and name in override.per_dtype:
+        return float(override.per_dtype[name][1])
+    return KERNEL_ERROR_SLACK
+
+
+def compare(candidate: Any, reference: Any, *, float64: Any = None, tolerance: Tolerance | None = None) -> Comparison:
+    """Compare ``candidate`` with the eager kernel's ``reference`` output.
+
+    ``float64`` is the same computation run in float64 (see :func:`float64_run`);
+    it is what float16/bfloat16 outputs are measured against. Without it those
+    dtypes fall back to their (rtol, atol) pair, and the message says so.
+    """
+    return _compare(candidate, reference, float64, tolerance, "")
+
+
+def assert_matches(candidate: Any, reference: Any, *, float64: Any = None, tolerance: Tolerance | None = None) -> Comparison:
+    """:func:`compare`, raising AssertionError with the message when the outputs differ."""
+    result = compare(candidate, reference, float64=float64, tolerance=tolerance)
+    if not result.ok:
+        raise AssertionError(result.message)
+    return result
+
+
+# ---- float64 references ----
+
+def upcast(value: Any, dtypes: tuple[torch.dtype, ...] = LOW_PRECISION) -> Any:
+    """``value`` with low-precision float tensors and dtype arguments turned into float64."""
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64) if value.dtype in dtypes else value
+    if isinstance(value, torch.dtype):
+        return torch.float64 if value in dtypes else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(upcast(v, dtypes) for v in value)
+    if isinstance(value, dict):
+        return {k: upcast(v, dtypes) for k, v in value.items()}
+    return value
+
+
+def float64_run(fn: Callable, args: tuple, kwargs: Mapping[str, Any] | None = None) -> Any:
+    """Run ``fn`` on float64 copies of the low-precision inputs: the reference fp16/bf16 outputs meet."""
+    return fn(*upcast(tuple(args)), **upcast(dict(kwargs or {})))
+
+
+# ---- the rule ----
+
+def _merge(results: list[Comparison], path: str) -> Comparison:
+    failed = next((r for r in results if not r.ok), None)
+
+    def worst(field: str) -> float | None:
+        values = [getattr(r, field) for r in results if getattr(r, field) is not None]
+        return max(values) if values else None
+
+    if failed is not None:
+        return failed
+    return Comparison(True, "", worst("max_abs_error"), worst("max_rel_error"),
+                      next((r.tolerance for r in results if r.tolerance is not None), None), worst("kernel_error"), path)
+
+
+def _compare(candidate: Any, reference: Any, float64: Any, tolerance: Tolerance | None, path: str) -> Comparison:
+    if isinstance(reference, torch.Tensor):
+        if not isinstance(candidate, torch.Tensor):
+            return Comparison(False, f"{path or 'output'}: expected a tensor, got {type(candidate).__name__}", path=path)
+        return _compare_tensors(candidate, reference, float64 if isinstance(float64, torch.Tensor) else None,
+                                tolerance, path)
+    if isinstance(reference, (list, tuple)):
+        if not isinstance(candidate, (list, tuple)) or len(candidate) != len(reference):
+            got = f"{type(candidate).__name__} of {len(candidate)}" if isinstance(candidate, (list, tuple)) else type(candidate).__name__
+            return Comparison(False, f"{path or 'output'}: expected a sequence of {len(reference)}, got {got}", path=path)
+        references64 = float64 if isinstance(float64, (list, tuple)) and len(float64) == len(reference) else [None] * len(reference)
+        return _merge([_compare(c, r, f, tolerance, f"{path}[{i}]")
+                       for i, (c, r, f) in enumerate(zip(candidate, reference, references64))], path)
+    if reference is None:
+        ok = candidate is None
+        return Comparison(ok, "" if ok else f"{path or 'output'}: expected None, got {type(candidate).__name__}", path=path)
+    return _compare_numbers(candidate, reference, path)
+
+
+def _compare_numbers(candidate: Any, reference: Any, path: str) -> Comparison:
+    """Python numbers (SymInt/SymFloat/SymBool included): integers and bools exactly, floats like float64."""
+    where = path or "output"
+    if isinstance(reference, (bool, torch.SymBool)):
+        ok = isinstance(candidate, (bool, torch.SymBool)) and bool(candidate) == bool(reference)
+        return Comparison(ok, "" if ok else f"{where}: expected {bool(reference)}, got {candidate!r}", path=path)
+    if isinstance(reference, (int, torch.SymInt)):
+        ok = isinstance(candidate, (int, torch.SymInt)) and not isinstance(candidate, bool) and int(candidate) == int(reference)
+        return Comparison(ok, "" if ok else f"{where}: expected {int(reference)}, got {candidate!r}", path=path)
+    if isinstance(reference, (float, complex, torch.SymFloat)):
+        if not isinstance(candidate, (int, float, complex, torch.SymFloat)) or isinstance(candidate, bool):
+            return Comparison(False, f"{where}: expected a number, got {type(candidate).__name__}", path=path)
+        dtype = torch.complex128 if isinstance(reference, complex) else torch.float64
+        return _compare_tensors(torch.tensor(candidate, dtype=dtype), torch.tensor(reference, dtype=dtype), None, None, path)
+    ok = candidate == reference
+    return Comparison(bool(ok), "" if ok else f"{where}: expected {reference!r}, got {candidate!r}", path=path)
+
+
+def _errors(candidate: torch.Tensor, reference: torch.Tensor) -> tuple[float, float]:
+    """Largest absolute and relative error over the elements where both are finite."""
+    wide = torch.complex128 if candidate.dtype.is_complex or reference.dtype.is_complex else torch.float64
+    a, b = candidate.to(wide), reference.to(wide)
+    finite = torch.isfinite(a) & torch.isfinite(b)
+    if not finite.any():
+        return 0.0, 0.0
+    diff = (a - b).abs()[finite]
+    rel = diff / b.abs()[finite].clamp_min(torch.finfo(torch.float64).tiny)
+    return float(diff.max()), float(rel.max())
+
+
+def _structure_mismatch(candidate: torch.Tensor, reference: torch.Tensor, where: str) -> str | None:
+    if candidate.dtype != reference.dtype:
+        return f"{where}: dtype {candidate.dtype} != expected {reference.dtype}"
+    if candidate.shape != reference.shape:
+        return f"{where}: shape {tuple(candidate.shape)} != expected {tuple(reference.shape)}"
+    if candidate.numel() != reference.numel():
+        return f"{where}: numel {candidate.numel()} != expected {reference.numel()}"
+    return None
+
+
+def _special_mismatch(candidate: torch.Tensor, reference: torch.Tensor, where: str) -> str | None:
+    """NaN in the same places, infinities equal (sign included)."""
+    nan_c, nan_r = candidate.isnan(), reference.isnan()
+    if not torch.equal(nan_c, nan_r):
+        index = tuple(torch.nonzero(nan_c != nan_r)[0].tolist())
+        return f"{where}: NaN at different positions (first at {index}: got {candidate[index].item()}, expected {reference[index].item()})"
+    inf_c, inf_r = candidate.isinf(), reference.isinf()
+    differs = (inf_c | inf_r) & (candidate != reference) & ~nan_r
+    if differs.any():
+        index = tuple(torch.nonzero(differs)[0].tolist())
+        return f"{where}: infinity mismatch at {index}: got {candidate[index].item()}, expected {reference[index].item()}"
+    return None
+
+
+def _compare_tensors(candidate: torch.Tensor, reference: torch.Tensor, float64: torch.Tensor | None,
+                     tolerance: Tolerance | None, path: str) -> Comparison:
+    where = path or "output"
+    candidate, reference = candidate.detach().cpu(), reference.detach().cpu()
+    mismatch = _structure_mismatch(candidate, reference, where)
+    if mismatch:
+        return Comparison(False, mismatch, path=path)
+    if reference.numel() == 0:
+        return Comparison(True, "", 0.0, 0.0, path=path)
+
+    dtype = reference.dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        equal = torch.equal(candidate, reference)
+        abs_err, rel_err = _errors(candidate, reference)
+        message = "" if equal else f"{where}: {dtype} values differ (exact match required; max abs error {abs_err:g})"
+        return Comparison(equal, message, abs_err, rel_err, (0.0, 0.0), path=path)
+
+    special = _special_mismatch(candidate, reference, where)
+    abs_err, rel_err = _errors(candidate, reference)
+    if special:
+        return Comparison(False, special, abs_err, rel_err, path=path)
+    if dtype in LOW_PRECISION and float64 is not None:
+        return _against_float64(candidate, reference, float64.detach().cpu(), tolerance, where, path, abs_err, rel_err)
+
+    rtol, atol = tolerance_for(dtype, tolerance)
+    try:
+        torch.testing.assert_close(candidate, reference, rtol=rtol, atol=atol, equal_nan=True,
+                                   check_device=False, check_dtype=True, check_stride=False)
+    except AssertionError as err:
+        return Comparison(False, f"{where}: {err}", abs_err, rel_err, (rtol, atol), path=path)
+    return Comparison(True, "", abs_err, rel_err, (rtol, atol), path=path)
+
+
+def _against_float64(candidate, reference, float64, tolerance, where, path, abs_err, rel_err) -> Comparison:
+    """test_decomp's rule for fp16/bf16: no worse than the kernel itself, plus a little slack."""
+    if float64.shape != reference.shape:
+        return Comparison(False, f"{where}: float64 reference has shape {tuple(float64.shape)}, "
+                                 f"expected {tuple(reference.shape)}", path=path)
+    truth = float64.to(torch.float64)
+    # positions where the low-precision outputs agree on NaN/inf carry no error
+    agreed = (candidate.isnan() & reference.isnan()) | (candidate.isinf() & (candidate == reference))
+
+    def largest_error(output: torch.Tensor) -> float:
+        error = (output.to(torch.float64) - truth).abs()
+        error = torch.where(agreed, torch.zeros_like(error), error.nan_to_num(nan=math.inf))
+        return float(error.max())
+
+    candidate_error, kernel_error = largest_error(candidate), largest_error(reference)
+    slack = kernel_error_slack(reference.dtype, tolerance)
+    ok = not candidate_error > kernel_error + slack
+    message = "" if ok else (
+        f"{where}: {reference.dtype} error against float64 is {candidate_error:g}, more than the kernel's own "
+        f"{kernel_error:g} + {slack:g}")
+    return Comparison(ok, message, abs_err, rel_err, (0.0, slack), kernel_error, path)
