@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test browser clean
+.PHONY: run test explore browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,15 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
 	  echo "chromium not installed: the browser test will be skipped"
 
+# The ci hypothesis profile is the default whatever the environment: every run draws
+# the same inputs and gives the same verdict.
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -n auto -p no:cacheprovider
+
+# Random exploration of the conformance suite (50 fresh examples per rule and dtype):
+# new counterexamples, not a gate. What it finds is fixed or recorded, then `make test` checks it.
+explore: $(STAMP)
+	OPSPEC_HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest conformance/ -n auto -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

@@ -1,6 +1,7 @@
 """pytest entry of the conformance suite: options, hypothesis profiles, devices.
 
-    pytest conformance/                         # the ci profile, CPU (+ CUDA when present)
+    pytest conformance/                                  # the ci profile, whatever the environment
+    OPSPEC_HYPOTHESIS_PROFILE=dev pytest conformance/    # random exploration (`make explore`)
     pytest conformance/ --hypothesis-profile=thorough --opset 2026.11
 """
 from __future__ import annotations
@@ -34,7 +35,9 @@ settings.register_profile(
     phases=tuple(Phase),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
-settings.load_profile(os.environ.get("OPSPEC_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+# The default is the derandomized profile on every machine, so the README's test command gives
+# the same verdict every run; random exploration is asked for by name (`make explore`).
+settings.load_profile(os.environ.get("OPSPEC_HYPOTHESIS_PROFILE") or "ci")
 
 NO_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available on this machine")
 
