@@ -80,7 +80,30 @@ def proposal_text(front: str, title: str = "A proposal title", body: str | None 
     return f"---\n{front}\n---\n" + (PROCESS_BODY.format(title=title) if body is None else body)
 
 
+# The decision record a decided status (accepted, rejected, implemented, superseded) needs.
+DECISION = """\
+decision:
+  date: '2026-11-03'
+  reviewers: [Ada Lovelace, Charles Babbage]
+  reasons:
+    - The reviewers agreed after reading the measurements.
+"""
+DECIDED = ("accepted", "rejected", "implemented", "superseded")
+
+
+def evidence(*entries: tuple[str, str]) -> str:
+    """``evidence`` front matter: one passing entry per (check, op)."""
+    lines = ["evidence:"]
+    for check, op in entries:
+        lines += [f"  - check: {check}", f"    op: {op}", "    result: pass", "    torch: 2.13.0", "    date: '2026-11-03'",
+                  "    command: opspec proposal measure 2", "    detail: measured in the test fixture"]
+    return "\n".join(lines) + "\n"
+
+
 def process_proposal(number: int, status: str = "review", extra: str = "") -> str:
+    extra = textwrap.dedent(extra)
+    if status in DECIDED and "decision:" not in extra:
+        extra += DECISION
     return proposal_text(textwrap.dedent(f"""
         id: {number}
         title: Process proposal number {number}
@@ -91,7 +114,7 @@ def process_proposal(number: int, status: str = "review", extra: str = "") -> st
         created: '2026-11-02'
         updated: '2026-11-03'
         changes: []
-        """) + textwrap.dedent(extra))
+        """) + extra)
 
 
 def write_workspace(root: Path, released: bool = True) -> Path:

@@ -77,11 +77,22 @@ def test_deleted_proposal_and_new_proposal(tmp_path):
     (root / "proposals" / "0002-gone.md").write_text(text(2, "draft"))
     init_repo(root)
     (root / "proposals" / "0002-gone.md").unlink()
-    (root / "proposals" / "0003-new.md").write_text(text(3, "review"))
+    (root / "proposals" / "0003-new.md").write_text(text(3, "draft"))
     result = checking.check(root / "proposals", root / "opset", base="main", use_torch=False)
     assert [f.message for f in result.findings] == [
         "proposal deleted since main; proposals stay on record (withdraw it instead)"
     ]
+
+
+@pytest.mark.parametrize("status", ["review", "accepted", "rejected"])
+def test_a_new_proposal_is_born_draft(tmp_path, capsys, status):
+    """A file that first appears as anything but a draft skipped its review: one line naming the file."""
+    root = write_workspace(tmp_path / "repo")
+    init_repo(root)
+    (root / "proposals" / "0002-born.md").write_text(text(2, status))
+    assert main(["proposal", "--root", str(root), "check", "--no-torch", "--base", "main"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{root / 'proposals' / '0002-born.md'}:7:1: a new proposal starts as draft, not {status} (not in main)"]
 
 
 @pytest.fixture
@@ -99,13 +110,15 @@ def test_set_status_edits_only_its_lines(repo, capsys):
     path = repo / "proposals" / "0002-second.md"
     before = path.read_text()
     assert set_status(repo, "2", "accepted", "--resolution", "Accepted at the review on 2026-11-20.",
-                      "--target-version", "2026.12", "--date", "2026-11-21") == 0
+                      "--target-version", "2026.12", "--date", "2026-11-21", "--reviewer", "Ada Lovelace",
+                      "--reason", "The measurements show the change is safe.") == 0
     after = path.read_text()
     removed = set(before.splitlines()) - set(after.splitlines())
     added = set(after.splitlines()) - set(before.splitlines())
     assert removed == {"status: review", "updated: '2026-11-03'"}
     assert added == {"status: accepted", "updated: '2026-11-21'", "resolution: Accepted at the review on 2026-11-20.",
-                     "target_version: '2026.12'"}
+                     "target_version: '2026.12'", "decision:", "  date: '2026-11-21'", "  reviewers:", "    - Ada Lovelace",
+                     "  reasons:", "    - The measurements show the change is safe."}
     assert before.split("---\n", 2)[2] == after.split("---\n", 2)[2]  # body byte-identical
     assert checking.check(repo / "proposals", repo / "opset", use_torch=False).findings == []
 
@@ -115,6 +128,8 @@ def test_set_status_edits_only_its_lines(repo, capsys):
     ("implemented", (), "set only by `opspec release`"),
     ("superseded", (), "cannot move from review to superseded"),
     ("accepted", (), "needs `resolution`"),
+    ("accepted", ("--resolution", "Accepted at the review.", "--target-version", "2026.12"), "needs a `decision` record"),
+    ("rejected", ("--resolution", "Rejected at the review."), "needs a `decision` record"),
 ])
 def test_set_status_refuses_and_writes_nothing(repo, capsys, status, args, fragment):
     path = repo / "proposals" / "0002-second.md"
@@ -140,12 +155,28 @@ def test_set_status_usage_errors(repo, capsys):
     assert "invalid YAML" in capsys.readouterr().err
 
 
-def test_new_scaffolds_a_proposal_that_checks(repo, capsys):
+def test_new_scaffold_is_refused_until_its_placeholders_are_written(repo, capsys):
     assert main(["proposal", "--root", str(repo), "new", "--type", "add-op", "--title", "Add bucketize to the core set",
                  "--op", "aten::bucketize.Tensor", "--author", "Ada Lovelace"]) == 0
-    path = Path(capsys.readouterr().out.strip())
+    path = repo / "proposals" / Path(capsys.readouterr().out.strip()).name
     assert path.name == "0003-add-bucketize-to-the-core-set.md"
-    result = checking.check(repo / "proposals", repo / "opset", files=[repo / "proposals" / path.name])
-    assert result.findings == []
+    text = path.read_text()
+    assert "schema: aten::bucketize.Tensor(Tensor self, Tensor boundaries" in text  # filled in from torch
+    assert main(["proposal", "--root", str(repo), "check", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    todo = next(n for n, line in enumerate(text.splitlines(), 1) if "TODO" in line)
+    assert f"{path}:{todo}:16: placeholder `TODO`: write the real text before the proposal is checked in" in lines
+    assert any(line.startswith(f"{path}:") and "'## Summary' still holds the template's text" in line for line in lines)
+    assert all(line.startswith(f"{path}:") for line in lines)
+    # written out, the same file passes
+    written = text.replace("TODO say why backends should implement this op directly.",
+                           "A sorted lookup that no core op expresses.")
+    for section, answer in (("One paragraph: what changes in the op set, for whom.", "Bucketize becomes core."),):
+        written = written.replace(section, answer)
+    for heading in ("Motivation", "Specification", "Compatibility", "Alternatives"):
+        head, _, rest = written.partition(f"## {heading}\n\n")
+        written = head + f"## {heading}\n\nWritten by the author.\n\n" + rest.split("\n\n", 1)[1]
+    path.write_text(written)
+    assert checking.check(repo / "proposals", repo / "opset", files=[path]).findings == []
     assert main(["proposal", "--root", str(repo), "new", "--type", "add-op", "--title", "x"]) == 2
     assert main(["proposal", "--root", str(repo), "new", "--type", "add-op", "--title", "Something long", "--op", "bad op"]) == 2

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
-from opspec_fixtures import process_proposal, write_workspace
+from opspec_fixtures import evidence, process_proposal, write_workspace
 
 from opspec.cli import main
 from opspec.proposals import check as checking
@@ -15,8 +16,15 @@ from opspec.spec import load
 ACCEPTED = {"resolution": "Accepted at the review.", "target_version": "'2026.12'"}
 
 
+def measured(changes: str) -> str:
+    """Passing evidence for every op the changes add and every rule they add or change."""
+    found = [("strategy", op) for op in re.findall(r"action: add-op\n\s+op: (\S+)", changes)]
+    found += [("check-decomp", op) for op in re.findall(r"action: (?:add|change)-rule\n\s+rule:\n\s+op: (\S+)", changes)]
+    return evidence(*found) if found else ""
+
+
 def accepted(number: int, type_: str, changes: str, requires: str = "") -> str:
-    extra = "resolution: Accepted at the review.\ntarget_version: '2026.12'\n" + requires
+    extra = "resolution: Accepted at the review.\ntarget_version: '2026.12'\n" + requires + measured(changes)
     text = process_proposal(number, "accepted", extra)
     return text.replace("type: process", f"type: {type_}").replace("changes: []", "changes:\n" + changes.rstrip("\n"))
 
@@ -24,8 +32,10 @@ def accepted(number: int, type_: str, changes: str, requires: str = "") -> str:
 ADD_BUCKETIZE = """\
   - action: add-op
     op: aten::bucketize.Tensor
+    schema: aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
     category: indexing
     rationale: Its only decomposition is an unrolled binary search.
+    testing: {}
 """
 DEPRECATE_MUL = """\
   - action: deprecate-op

@@ -7,6 +7,10 @@ Four kinds of drift, the first three of which the opset must answer for:
   does not declare (or that torch no longer provides);
 - closure gaps (informational): non-core ops that survive torch's own default
   decomposition table, i.e. ops a backend meets although they are not core.
+
+Where the opset differs from torch's tag on purpose (an op a proposal made core, or
+removed or decomposed, after the first version), the difference is listed as an
+opset decision with its proposal, not as drift.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from opspec.bridge import decomp_table, torch_ops
-from opspec.spec.model import DecompositionRule, Opset, TestingHints
+from opspec.spec.model import DecompositionRule, Opset, TestingHints, version_key
 
 SAMPLES_PER_RULE = 4
 SAMPLES_PER_CLOSURE_PROBE = 2
@@ -46,6 +50,7 @@ class DriftReport:
     opset_version: str
     core_added: dict[str, str] = field(default_factory=dict)  # tagged in torch, missing from the opset
     core_removed: list[str] = field(default_factory=list)  # in the opset, not tagged (or gone) in torch
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # differences from the tag a proposal decided
     schema_changed: list[dict[str, str]] = field(default_factory=list)
     rules: list[RuleDrift] = field(default_factory=list)
     table_changes: list[dict[str, str]] = field(default_factory=list)
@@ -76,8 +81,13 @@ def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], No
     live = torch_ops.all_aten_schemas()
     ours = {op.name: op for op in opset.active_ops()}
 
-    report.core_added = {name: schema for name, schema in tagged.items() if name not in ours}
-    report.core_removed = sorted(name for name in ours if name not in tagged)
+    decided = opset_decisions(opset)
+    report.decisions = [
+        {"op": name, **decision} for name, decision in sorted(decided.items())
+        if (name in ours) != (name in tagged) and (name in ours or name in live)
+    ]
+    report.core_added = {name: schema for name, schema in tagged.items() if name not in ours and name not in decided}
+    report.core_removed = sorted(name for name in ours if name not in tagged and name not in decided)
     for name, op in ours.items():
         if name in live and live[name] != op.schema:
             report.schema_changed.append({"op": name, "opset": op.schema, "torch": live[name]})
@@ -91,6 +101,25 @@ def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], No
     if closure:
         _closure_gaps(report, core, progress)
     return report
+
+
+def opset_decisions(opset: Opset) -> dict[str, dict[str, Any]]:
+    """Ops whose place in the set a proposal decided after the first version: op -> what and which proposals.
+
+    The first version is the baseline (torch's tag plus the founding review); an op that
+    became core later, or left the set or got a default rule later, did so by proposal.
+    """
+    first = min((op.since for op in opset.ops), default=opset.version, key=version_key)
+    decided: dict[str, dict[str, Any]] = {}
+    for op in opset.ops:
+        if op.status == "removed" and op.removed:
+            decided[op.name] = {"decision": "removed from the core set", "since": op.removed, "proposals": list(op.proposals[-1:])}
+        elif op.since != first and op.proposals:
+            decided[op.name] = {"decision": "core", "since": op.since, "proposals": list(op.proposals[:1])}
+    for rule in opset.default_rules():
+        if rule.since and rule.since != first and rule.proposals and rule.op not in decided:
+            decided[rule.op] = {"decision": "decomposed", "since": rule.since, "proposals": list(rule.proposals[:1])}
+    return decided
 
 
 def _table_changes(opset: Opset) -> list[dict[str, str]]:
@@ -242,6 +271,11 @@ def render_text(report: DriftReport) -> str:
 
     section("core-tag additions (tagged core in torch, missing from the opset)", [f"{n}  {s}" for n, s in report.core_added.items()])
     section("core-tag removals (in the opset, not tagged core in torch)", report.core_removed)
+    section(
+        "opset decisions (differ from torch's tag on purpose)",
+        [f"{d['op']}: {d['decision']} by opspec decision, proposal {', '.join(f'{n:04d}' for n in d['proposals'])} (opset {d['since']})"
+         for d in report.decisions],
+    )
     section("schema changes", [f"{c['op']}\n    opset: {c['opset']}\n    torch: {c['torch']}" for c in report.schema_changed])
     section("decomposition table changes", [f"{c['op']}: {c['change']}" for c in report.table_changes])
     drifted = [r for r in report.rules if r.drifted]

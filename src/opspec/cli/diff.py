@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from opspec.cli import UsageError
 from opspec.proposals import check as checking
 from opspec.reports import changelog
 from opspec.spec import load, workspace
+from opspec.spec.model import VERSION_RE, version_key
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("diff", help="changelog between two opset versions")
+    parser = subparsers.add_parser("diff", help="changelog between two opset versions (older first; reversed arguments are reordered)")
     parser.add_argument("old", metavar="V1")
     parser.add_argument("new", metavar="V2")
     parser.add_argument("--format", choices=("md", "json"), default="md")
@@ -23,6 +25,13 @@ def run(args) -> int:
     ws = workspace.find(args.root)
     if not (ws.opset / "versions.yaml").is_file():
         raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
+    for version in (args.old, args.new):
+        if not VERSION_RE.match(version):
+            raise UsageError(f"{version!r} is not a YYYY.MM version")
+    if version_key(args.old) > version_key(args.new):
+        print(f"note: {args.old} is newer than {args.new}; showing the changes from {args.new} to {args.old}",
+              file=sys.stderr)
+        args.old, args.new = args.new, args.old
     old = load.load_opset(args.old, ws.opset)
     new = load.load_opset(args.new, ws.opset)
     proposals = [p.proposal for p in checking.load_all(ws.proposals) if p.proposal is not None]

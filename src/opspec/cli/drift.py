@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from opspec.checks import drift
 from opspec.spec import load
@@ -22,6 +23,12 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="also probe every entry of torch's table for non-core survivors (slow: several minutes; in a child process)",
     )
+    parser.add_argument(
+        "--propose",
+        metavar="DIR",
+        type=Path,
+        help="write a draft proposal into DIR (e.g. proposals) for each drift item no open proposal covers",
+    )
     parser.set_defaults(func=run)
 
 
@@ -36,4 +43,10 @@ def run(args) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(drift.render_text(report))
+    if args.propose is not None:
+        from opspec.proposals import from_drift
+
+        rules = {rule.op: dict(rule.raw) for rule in opset.rules}
+        for drafted in from_drift.draft_all(report, args.propose, rules):
+            print(f"drafted {drafted.type} proposal for {drafted.op}: {drafted.path}", file=sys.stderr)
     return 1 if report.drifted else 0

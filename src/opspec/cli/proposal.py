@@ -46,12 +46,22 @@ def add_parser(subparsers) -> None:
     lst.add_argument("--format", choices=("table", "json"), default="table")
     lst.set_defaults(func=run_list)
 
+    meas = actions.add_parser("measure", help="run the checks a proposal's changes imply and record them as evidence")
+    meas.add_argument("id", type=int, metavar="ID")
+    meas.add_argument("--max-examples", type=int, default=100, metavar="N", help="drawn calls per dtype (default 100)")
+    meas.add_argument("--seed", type=int, default=0, metavar="S")
+    meas.add_argument("--date", help="date of the measurement (default: today)")
+    meas.set_defaults(func=run_measure)
+
     move = actions.add_parser("set-status", help="move a proposal to a new status (front matter only)")
     move.add_argument("id", type=int, metavar="ID")
     move.add_argument("status", choices=[s for s in STATUSES], metavar="STATUS")
     move.add_argument("--resolution", help="the decision and where it was taken")
     move.add_argument("--target-version", metavar="V")
     move.add_argument("--superseded-by", type=int, metavar="ID")
+    move.add_argument("--reviewer", action="append", metavar="NAME", help="who decided (repeatable); writes `decision`")
+    move.add_argument("--record", metavar="URL_OR_PATH", help="where the decision is recorded; writes `decision`")
+    move.add_argument("--reason", action="append", metavar="TEXT", help="why it was decided so (repeatable)")
     move.add_argument("--date", help="date for `updated` (default: today)")
     move.set_defaults(func=run_set_status)
 
@@ -80,9 +90,22 @@ def run_new(args) -> int:
         raise UsageError("--title must be one line of 5 to 120 characters")
     if args.type != "process" and not args.op:
         raise UsageError(f"a {args.type} proposal needs --op")
-    path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author)
+    known = {}
+    if args.type in ("add-op", "schema-change") and args.op:
+        known["schema"] = _torch_schema(args.op)
+    path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author, **known)
     print(checking.display_path(path))
     return 0
+
+
+def _torch_schema(op: str) -> str | None:
+    """The schema the installed torch prints for ``op``, when torch is there to ask."""
+    try:
+        from opspec.bridge import torch_ops
+
+        return torch_ops.all_aten_schemas().get(op)
+    except ImportError:
+        return None
 
 
 def run_check(args) -> int:
@@ -138,6 +161,35 @@ def _find(ws: workspace.Workspace, number: int) -> Path:
     return matches[0]
 
 
+def run_measure(args) -> int:
+    from opspec.proposals import measure
+
+    ws = _ws(args)
+    if args.max_examples < 1:
+        raise UsageError("--max-examples must be at least 1")
+    path = _find(ws, args.id)
+    display = checking.display_path(path)
+    parsed = parse_file(path, display)
+    if parsed.proposal is None:
+        for finding in parsed.findings:
+            print(finding, file=sys.stderr)
+        return 2
+    p = parsed.proposal
+    if p.status not in ("draft", "review"):
+        print(f"{parsed.mark('status')}: evidence is recorded while a proposal is open (draft or review), not {p.status}",
+              file=sys.stderr)
+        return 1
+    entries = measure.measure(p, ws.opset, max_examples=args.max_examples, seed=args.seed, date=_today(args.date))
+    if not entries:
+        print(f"{display}: no change of a {p.type} proposal needs a measurement")
+        return 0
+    text = edit.set_fields(parsed.text, display, {"evidence": measure.merged(p.evidence, entries)})
+    atomic.write_text(path, text)
+    for entry in entries:
+        print(f"{display}: {entry['check']} {entry['op']}: {entry['result']}: {entry['detail']}")
+    return 0 if all(e["result"] == "pass" for e in entries) else 1
+
+
 def run_set_status(args) -> int:
     ws = _ws(args)
     path = _find(ws, args.id)
@@ -169,6 +221,14 @@ def run_set_status(args) -> int:
         updates["target_version"] = args.target_version
     if args.superseded_by is not None:
         updates["superseded_by"] = args.superseded_by
+    if args.reviewer or args.record or args.reason:
+        decision: dict[str, object] = {"date": updates["updated"]}
+        if args.reviewer:
+            decision["reviewers"] = args.reviewer
+        if args.record:
+            decision["record"] = args.record
+        decision["reasons"] = args.reason or []
+        updates["decision"] = decision
     text = edit.set_fields(parsed.text, display, updates)
     # Check the result as a whole before anything is written: the move may need fields set.
     result = checking.check(ws.proposals, ws.opset, files=[path], check_changes=False, replace={path: text})

@@ -15,6 +15,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("version", metavar="VERSION", help="YYYY.MM")
     parser.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
     parser.add_argument("--date", help="release date (default: today)")
+    parser.add_argument("--retarget", metavar="NEXT",
+                        help="move proposals still open (draft, review, deferred) for VERSION to NEXT instead of refusing")
     parser.add_argument("--root", metavar="DIR", help="repository root (default: the checkout around the cwd)")
     parser.set_defaults(func=run)
 
@@ -27,7 +29,7 @@ def run(args) -> int:
     if not DATE_RE.match(date):
         raise UsageError(f"--date {date!r} is not YYYY-MM-DD")
     try:
-        plan = release.plan(ws, args.version, date)
+        plan = release.plan(ws, args.version, date, retarget=args.retarget)
     except release.ReleaseError as err:
         for finding in err.findings:
             print(finding, file=sys.stderr)
@@ -37,6 +39,8 @@ def run(args) -> int:
         return 0
     for proposal, done in plan.applied:
         print(f"proposal {proposal.label} ({proposal.title}): {'; '.join(done) or 'no data changes'}")
+    for proposal in plan.retargeted:
+        print(f"proposal {proposal.label} ({proposal.title}): still {proposal.status}, retargeted to {args.retarget}")
     print(f"{len(plan.applied)} proposal(s) for {plan.version} (from {plan.base}), digest {plan.digest}")
     if args.dry_run:
         for path in plan.writes:

@@ -23,6 +23,7 @@ from opspec.proposals.model import (
 )
 from opspec.proposals.opsetview import OpsetView, base_version, read_index, read_view
 from opspec.proposals.parse import ParsedFile, parse_file
+from opspec.proposals import readiness
 from opspec.proposals.transitions import move_problem
 from opspec.spec.load import Finding
 from opspec.spec.model import version_key
@@ -97,6 +98,8 @@ def check(
     for parsed in selected:
         result.findings += parsed.findings
         result.findings += _file_name_findings(parsed)
+        if parsed.text:
+            result.findings += readiness.placeholder_findings(parsed)
     known = _ids(context)
     result.findings += _duplicate_findings(selected, known)
     try:
@@ -113,6 +116,8 @@ def check(
         if proposal is None:
             continue
         result.findings += _cross_field(parsed, proposal, known, index)
+        result.findings += readiness.decision_findings(parsed, proposal)
+        result.findings += readiness.evidence_findings(parsed, proposal)
         if check_changes:
             result.findings += _change_findings(parsed, proposal, index, views, opset_root, torch_schemas, result.notes)
     if base is not None:
@@ -460,8 +465,11 @@ def transition_findings(
         if proposal is None:
             continue
         old_text = git_show(base, parsed.path)
-        if old_text is None:
-            continue  # a new proposal: no move to judge
+        if old_text is None:  # a new proposal: it is born a draft, every later status is a reviewed move
+            if proposal.status != "draft":
+                findings.append(Finding(parsed.mark("status"),
+                                        f"a new proposal starts as draft, not {proposal.status} (not in {base})"))
+            continue
         old = parse_file(parsed.path, f"{base}:{parsed.display}", old_text)
         old_status = old.meta.get("status") if isinstance(old.meta, dict) else None
         if not isinstance(old_status, str) or old_status == proposal.status:

@@ -18,8 +18,10 @@ SECTIONS = ("Summary", "Motivation", "Specification", "Compatibility", "Alternat
 # Front-matter keys in the order the template writes them; edits insert missing keys in this order.
 FIELDS = (
     "id", "title", "authors", "type", "status", "created", "updated", "discussion", "resolution",
-    "target_version", "released_in", "requires", "replaces", "superseded_by", "changes",
+    "target_version", "released_in", "requires", "replaces", "superseded_by", "decision", "evidence", "changes",
 )
+# Statuses that say a decision was taken, and so need its record (`decision`).
+DECIDED_STATUSES = ("accepted", "rejected", "implemented", "superseded")
 
 # Which change actions a proposal of each type may carry. A process proposal edits no data.
 ACTIONS_BY_TYPE: Mapping[str, frozenset[str]] = {
@@ -71,6 +73,8 @@ class Proposal:
     requires: tuple[int, ...] = ()
     replaces: tuple[int, ...] = ()
     superseded_by: int | None = None
+    decision: Mapping[str, Any] | None = None
+    evidence: tuple[Mapping[str, Any], ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -93,6 +97,8 @@ class Proposal:
             requires=tuple(meta.get("requires") or ()),
             replaces=tuple(meta.get("replaces") or ()),
             superseded_by=meta.get("superseded_by"),
+            decision=meta.get("decision"),
+            evidence=tuple(meta.get("evidence") or ()),
             meta=meta,
         )
 

@@ -30,6 +30,9 @@ RULE_KEYS = ("op", "kind", "targets", "formula", "rationale", "implementation", 
              "random", "testing")
 
 
+OPEN_UNDECIDED = ("draft", "review", "deferred")
+
+
 class ReleaseError(Exception):
     def __init__(self, findings: list[Finding]):
         super().__init__("\n".join(map(str, findings)))
@@ -44,6 +47,7 @@ class Plan:
     writes: dict[Path, str] = field(default_factory=dict)  # final path -> text
     digest: str = ""
     new_folder: bool = False
+    retargeted: list[Proposal] = field(default_factory=list)  # open proposals moved to the next version
 
 
 def _header(path: Path) -> str:
@@ -215,8 +219,12 @@ def _torch_schemas() -> dict[str, str]:
 
 
 def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dict[str, str]] = _torch_schemas,
-         torch_version: Callable[[], str] = _installed_torch) -> Plan | None:
-    """Everything the release would write; None when ``version`` is already released."""
+         torch_version: Callable[[], str] = _installed_torch, retarget: str | None = None) -> Plan | None:
+    """Everything the release would write; None when ``version`` is already released.
+
+    Proposals still open (draft, review, deferred) for ``version`` would be left aiming
+    at a sealed version: the release refuses them, or moves them to ``retarget``.
+    """
     index_path = load.versions_path(ws.opset)
     where = Mark(checking.display_path(index_path), 1, 1)
     if not VERSION_RE.match(version):
@@ -233,6 +241,9 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         raise ReleaseError(broken)
     proposals = [p.proposal for p in parsed if p.proposal is not None]
     selected = [p for p in proposals if p.status == "accepted" and p.target_version == version]
+    still_open = [p for p in proposals if p.status in OPEN_UNDECIDED and p.target_version == version]
+    if retarget is not None and (not VERSION_RE.match(retarget) or version_key(retarget) <= version_key(version)):
+        raise ReleaseError([Finding(where, f"--retarget {retarget!r} must be a YYYY.MM version after {version}")])
 
     if version in entries and entries[version].get("status") == "released":
         if selected:
@@ -252,6 +263,12 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
             raise ReleaseError([Finding(where, f"{ws.opset / version} exists but {version} is not in versions.yaml")])
         base, new_folder = newest, True
 
+    if still_open and retarget is None:
+        raise ReleaseError([
+            Finding(Mark(checking.display_path(p.path), 1, 1),
+                    f"proposal {p.label} is still {p.status} for {version}: decide it first, or release with --retarget NEXT")
+            for p in still_open
+        ])
     ops_file, rules_file = load.read_version(ws.opset, base)
     if ops_file.findings or rules_file.findings:
         raise OpsetError(ops_file.findings + rules_file.findings)
@@ -316,6 +333,11 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         display = checking.display_path(p.path)
         text = p.path.read_text(encoding="utf-8")
         result.writes[p.path] = edit.set_fields(text, display, {"status": "implemented", "released_in": version, "updated": date})
+    for p in still_open:
+        display = checking.display_path(p.path)
+        text = p.path.read_text(encoding="utf-8")
+        result.writes[p.path] = edit.set_fields(text, display, {"target_version": retarget, "updated": date})
+        result.retargeted.append(p)
     return result
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import subprocess
+import textwrap
 from pathlib import Path
 
 import jinja2
@@ -48,19 +49,22 @@ def default_author() -> str:
     return name if len(name) >= 2 else "TODO"
 
 
-def render(*, id: int, type: str, title: str, op: str | None, author: str, date: str) -> str:
+def render(*, id: int, type: str, title: str, op: str | None, author: str, date: str, schema: str | None = None,
+           rule: dict | None = None, motivation: str | None = None) -> str:
+    """The template filled in; ``schema``, ``rule`` and ``motivation`` carry what a measurement already knows."""
     return environment().get_template("proposal.md.j2").render(
-        id=id, type=type, title=title, op=op or "aten::TODO", author=author, date=date
+        id=id, type=type, title=title, op=op or "aten::TODO", author=author, date=date, schema=schema, rule=rule,
+        rule_block=textwrap.indent(yamlio.dump({"rule": rule}), "    ") if rule else "", motivation=motivation,
     )
 
 
 def create(directory: Path, *, type: str, title: str, op: str | None = None, author: str | None = None,
-           date: str | None = None) -> Path:
+           date: str | None = None, **known) -> Path:
     """Write the new proposal (never over an existing file) and return its path."""
     number = next_id(directory)
     path = directory / f"{number:04d}-{slugify(title)}.md"
     text = render(id=number, type=type, title=title, op=op, author=author or default_author(),
-                  date=date or _dt.date.today().isoformat())
+                  date=date or _dt.date.today().isoformat(), **known)
     directory.mkdir(parents=True, exist_ok=True)
     with open(path, "x", encoding="utf-8", newline="\n") as handle:  # "x": a racing `new` cannot clobber
         handle.write(text)
