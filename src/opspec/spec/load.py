@@ -17,7 +17,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 from opspec.spec import resources, yamlio
-from opspec.spec.model import CoreOp, DecompositionRule, Opset, VersionInfo, version_key
+from opspec.spec.model import CoreOp, DecompositionRule, OpDescription, Opset, VersionInfo, version_key
 from opspec.spec.yamlio import DataError, Mark
 
 VERSION_FILES = ("core_ops.yaml", "decompositions.yaml")
@@ -200,6 +200,18 @@ def _load_opset(version: str, root: Path) -> Opset:
         ops=tuple(CoreOp.from_dict(entry) for entry in ops_file.data["ops"]),
         rules=tuple(DecompositionRule.from_dict(entry) for entry in rules_file.data["rules"]),
     )
+
+
+DESCRIPTIONS = "descriptions.yaml"
+
+
+def load_descriptions(root: Path | None = None) -> dict[str, OpDescription]:
+    """What each op computes (``opset/descriptions.yaml``, shared by every version); empty when the file is absent."""
+    path = Path(root or resources.opset_root()) / DESCRIPTIONS
+    if not path.is_file():
+        return {}
+    data = read_checked(path, "descriptions.schema.json", "descriptions")
+    return {op: OpDescription.from_dict(op, entry) for op, entry in data["ops"].items()}
 
 
 def iter_entries(loaded: LoadedFile, key: str) -> Iterator[tuple[int, Any]]:

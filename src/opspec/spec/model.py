@@ -186,6 +186,20 @@ class DecompositionRule:
 
 
 @dataclass(frozen=True)
+class OpDescription:
+    """What an op computes, for people: plain words, a formula, and an example run when the site is built."""
+
+    op: str
+    description: str
+    example: str
+    formula: str = ""
+
+    @classmethod
+    def from_dict(cls, op: str, data: Mapping[str, Any]) -> "OpDescription":
+        return cls(op=op, description=data["description"], example=data["example"], formula=data.get("formula", ""))
+
+
+@dataclass(frozen=True)
 class VersionInfo:
     version: str
     status: str  # draft | released
