@@ -74,7 +74,7 @@ def _type_words(type_text: str) -> str:
 def _hint_words(name: str, hints: TestingHints, is_tensor: bool) -> list[str]:
     words = []
     if name in hints.choices:
-        words.append("tested with " + ", ".join(f"`{value}`" for value in hints.choices[name]))
+        words.append("tested with " + ", ".join(str(value) for value in hints.choices[name]))
     if name in hints.domain:
         words.append(f"values in {hints.domain[name]}")
     if name in hints.ranks:

@@ -63,6 +63,8 @@ def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = Tru
         raise BuildError(f"{config}: missing (the site's mkdocs configuration)")
     out = (out or ws.site / "build").resolve()
     generated = generate(ws)
+    if generated.problems:
+        raise BuildError("\n".join(generated.problems))
     out.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".opspec-site-", dir=out.parent))
     try:

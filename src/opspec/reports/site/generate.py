@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
@@ -16,10 +16,12 @@ import jinja2
 from opspec.proposals import check as checking
 from opspec.proposals.model import STATUSES, Proposal
 from opspec.reports import changelog
+from opspec.reports.site import arguments as arguments_mod
+from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import results as results_mod
-from opspec.reports.site import sanitize
-from opspec.spec import load, resources, yamlio
-from opspec.spec.model import DecompositionRule, Opset
+from opspec.reports.site import sanitize, scoreboard
+from opspec.spec import load, manifests, resources, yamlio
+from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace
 
 TEMPLATES = resources.TEMPLATES / "site"
@@ -29,6 +31,7 @@ TEMPLATES = resources.TEMPLATES / "site"
 class Generated:
     pages: dict[str, str]  # path under the generated folder -> Markdown
     skipped_proposals: list[str]
+    problems: list[str] = field(default_factory=list)  # data the site cannot show (a failing example)
 
 
 def op_slugs(names) -> dict[str, str]:
@@ -67,17 +70,54 @@ def _safe_url(url: str) -> str | None:
     return url if re.fullmatch(r"https://[^\s<>\"'`]+", url or "") else None
 
 
-def generate(ws: Workspace) -> Generated:
+def spellings(name: str) -> list[str]:
+    """Every way people write an aten overload: ``add.Tensor``, ``aten::add.Tensor``, ``aten.add.Tensor``, ...
+
+    They go on the op's page so that search finds the page whichever one is typed.
+    """
+    namespace, _, rest = name.partition("::")
+    if not rest:
+        return [name]
+    base, _, overload = rest.partition(".")
+    forms = [rest, name, f"{namespace}.{rest}", f"torch.ops.{namespace}.{rest}"]
+    if not overload:  # the default overload is also written out
+        forms += [f"{namespace}.{base}.default", f"torch.ops.{namespace}.{base}.default"]
+    return forms
+
+
+def first_sentence(text: str) -> str:
+    match = re.match(r"(.+?[.;])(\s|$)", text)
+    return (match.group(1) if match else text).rstrip(";.") + "."
+
+
+def _dtype_device_table(records, dtypes: tuple[str, ...], report_link) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """Rows per dtype (tested ones first), columns per device; each cell lists every backend's status there."""
+    devices = sorted({"cpu", "cuda", *(r.device for r in records)}, key=lambda d: (d != "cpu", d != "cuda", d))
+    rows = []
+    for dtype in dict.fromkeys([*dtypes, *sorted({r.dtype for r in records})]):
+        cells = []
+        for device in devices:
+            here = sorted((r for r in records if r.dtype == dtype and r.device == device), key=lambda r: r.backend)
+            cells.append("<br>".join(
+                f"{sanitize.cell(r.backend)}: [{sanitize.cell(r.status)}]({report_link(r)})" for r in here
+            ) or "not run")
+        rows.append((dtype, cells))
+    return devices, rows
+
+
+def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
     infos = load.load_versions(ws.opset)
     opsets: list[Opset] = [load.load_opset(info.version, ws.opset) for info in infos]
     newest = opsets[-1]
+    descriptions = load.load_descriptions(ws.opset)
     parsed = checking.load_all(ws.proposals)
     proposals = sorted((p.proposal for p in parsed if p.proposal is not None), key=lambda p: p.id)
     skipped = [str(p.findings[0]) for p in parsed if p.proposal is None and p.findings]
     by_id = {p.id: p for p in proposals}
-    results = results_mod.read(ws.results)
+    results = results_mod.read(ws.results, _manifest_descriptions(ws.root / "conformance" / "backends"))
     env = _environment()
     pages: dict[str, str] = {}
+    problems: list[str] = []
 
     names: dict[str, None] = {}
     for opset in opsets:
@@ -95,10 +135,20 @@ def generate(ws: Workspace) -> Generated:
         p = by_id.get(number)
         return f"[{number:04d}]({prefix}proposals/{number:04d}.md)" if p else f"{number:04d}"
 
-    # One page per op, core or decomposed, in any version.
+    examples_by_op: dict[str, examples_mod.Example] = {}
+    if run_examples:
+        for name, description in descriptions.items():
+            if name not in names:
+                continue
+            try:
+                examples_by_op[name] = examples_mod.run(name, description.example)
+            except examples_mod.ExampleError as err:
+                problems.append(f"{ws.opset / load.DESCRIPTIONS}: the example of {name} {err}"
+                                if str(err).startswith("it ") else
+                                f"{ws.opset / load.DESCRIPTIONS}: the example of {name} fails: {err}")
+
+    # One page per op, core or decomposed: the newest version's at ops/, and one per version at VERSION/ops/.
     for name in names:
-        op = next((o.ops_by_name[name] for o in reversed(opsets) if name in o.ops_by_name), None)
-        rule: DecompositionRule | None = newest.rules_by_op.get(name)
         history = []
         for opset in opsets:
             entry, ruled = opset.ops_by_name.get(name), opset.rules_by_op.get(name)
@@ -106,23 +156,73 @@ def generate(ws: Workspace) -> Generated:
             ids = sorted({*(entry.proposals if entry else ()), *(ruled.proposals if ruled else ())})
             history.append({
                 "version": opset.version, "status": status, "schema": entry.schema if entry else None,
-                "proposals": ", ".join(proposal_link(i, "../") for i in ids),
+                "proposals": ", ".join(proposal_link(i, "../") for i in ids), "present": bool(entry or ruled),
             })
-        schema = op.schema if op else _torch_schema(name)
+        present = [h["version"] for h in history if h["present"]]
         touching = [p for p in proposals if name in p.touched_ops()]
-        tags = [op.category, op.status] if op else ["decomposed"]
-        pages[f"ops/{slugs[name]}.md"] = env.get_template("op.md.j2").render(
-            front=_front(title=name, tags=tags), name=name, op=op if op and name in newest.ops_by_name else None,
-            rule=rule, newest=newest.version, schema=schema, history=reversed(history),
-            proposals=[f"[Proposal {p.label}](../proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})" for p in touching],
-            records=results.for_op(name), op_link=lambda n: op_link(n, "../"),
+        records = results.for_op(name)
+        for opset in opsets:
+            if opset.version not in present:
+                continue
+            canonical = opset.version == present[-1]
+            prefix = "../" if canonical else "../../"
+            op = opset.ops_by_name.get(name) or next(
+                (o.ops_by_name[name] for o in reversed(opsets[: opsets.index(opset)]) if name in o.ops_by_name), None)
+            entry = opset.ops_by_name.get(name)
+            rule: DecompositionRule | None = opset.rules_by_op.get(name)
+            schema = op.schema if op else _torch_schema(name)
+            hints = entry.testing if entry else (rule.testing if rule else TestingHints())
+            try:
+                signature = arguments_mod.parse(schema, hints)
+            except Exception:  # noqa: BLE001 - a name without a schema (torch not importable) has no table
+                signature = None
+            devices, matrix = _dtype_device_table(
+                records, hints.dtypes,
+                lambda r: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}")
+            produced_by = [r for r in opset.rules if name in r.targets]
+            tags = [entry.category, entry.status] if entry else ["decomposed"]
+            front = {"title": name, "tags": tags} if canonical else {"title": f"{name} ({opset.version})",
+                                                                   "search": {"exclude": True}}
+            text = env.get_template("op.md.j2").render(
+                front=_front(**front), name=name, op=entry, version=opset.version, newest=newest.version,
+                canonical=canonical, rule=rule, schema=schema, history=list(reversed(history)),
+                spellings=spellings(name), description=descriptions.get(name), example=examples_by_op.get(name),
+                signature=signature, devices=devices, matrix=matrix, produced_by=produced_by,
+                versions=[(v, f"{prefix}{v}/ops/{slugs[name]}.md") for v in present],
+                proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
+                           for p in touching],
+                op_link=lambda n, prefix=prefix: op_link(n, prefix),
+            )
+            if canonical:
+                pages[f"ops/{slugs[name]}.md"] = text
+            pages[f"{opset.version}/ops/{slugs[name]}.md"] = text if not canonical else _versioned_copy(text, name, opset.version)
+
+    worst = {}
+    for r in results.records:
+        if r.op not in worst or results_mod.status_key(r.status) > results_mod.status_key(worst[r.op]):
+            worst[r.op] = r.status
+    for opset in opsets:
+        is_newest = opset is newest
+        folder = "ops/index.md" if is_newest else f"{opset.version}/ops/index.md"
+        index = env.get_template("ops.md.j2").render(
+            version=opset.version, newest=newest.version, versions=[i.version for i in infos],
+            ops=sorted(opset.ops, key=lambda o: o.name), rules=sorted(opset.rules, key=lambda r: r.op),
+            summary={n: first_sentence(d.description) for n, d in descriptions.items()}, worst=worst,
+            op_link=(lambda n: op_link(n, "../")) if is_newest else (lambda n, v=opset.version: (
+                f"[{sanitize.code(n)}](../ops/{slugs[n]}.md)" if n in slugs else sanitize.code(n))),
+            front=_front(title="Op index" if is_newest else f"Op index ({opset.version})",
+                         **({} if is_newest else {"search": {"exclude": True}})),
         )
-    pages["ops/index.md"] = env.get_template("ops.md.j2").render(
-        newest=newest.version, ops=sorted(newest.ops, key=lambda o: o.name), rules=sorted(newest.rules, key=lambda r: r.op),
-        op_link=lambda n: op_link(n, "../"),
-    )
+        pages[folder] = index
+        if is_newest:
+            pages[f"{opset.version}/ops/index.md"] = index.replace("](../ops/", "](../../ops/").replace(
+                "title: Op index", f"title: Op index ({opset.version})\nsearch:\n  exclude: true", 1)
+    pages["versions.md"] = env.get_template("versions.md.j2").render(
+        infos=list(reversed(infos)), counts={o.version: (len(o.ops), len(o.rules)) for o in opsets},
+        newest=newest.version)
     pages["decompositions.md"] = env.get_template("decompositions.md.j2").render(
         newest=newest.version, rules=sorted(newest.rules, key=lambda r: r.op), op_link=lambda n: op_link(n, ""),
+        since={r.op: r.since or _first_version(opsets, r.op) for r in newest.rules},
     )
 
     sections = []
@@ -146,27 +246,30 @@ def generate(ws: Workspace) -> Generated:
     for p in proposals:
         pages[f"proposals/{p.label}.md"] = _proposal_page(env, p, by_id, lambda n: op_link(n, "../"))
 
-    tables = []
-    for backend in results.backends():
-        records = [r for r in results.records if r.backend == backend]
-        columns = sorted({f"{r.dtype} @ {r.device}" for r in records})
-        cells: dict[str, dict[str, str]] = {}
-        for r in records:
-            cells.setdefault(r.op, {})[f"{r.dtype} @ {r.device}"] = r.status
-        coverage = results.coverage.get(backend)
-        if coverage is not None:  # one more column: what the backend's manifest says about the op
-            lowering = {r.op: r.lowering for r in records if r.lowering}
-            for op in cells:
-                cells[op]["lowering"] = lowering.get(op, "—")
-            columns = [*columns, "lowering"]
-        rows = [(op, [cells[op].get(c, "—") for c in columns]) for op in sorted(cells)]
-        tables.append((backend, columns, rows, coverage))
-    pages["scoreboard.md"] = env.get_template("scoreboard.md.j2").render(
-        backends=results.backends(), records=results.records, files=results.files, tables=tables,
-        functionalization=results.functionalization,
-        notes=results.notes, op_link=lambda n: op_link(n, ""),
-    )
-    return Generated(pages, skipped)
+    pages.update(scoreboard.pages(env, results, newest, slugs, ws.root / "benchmarks" / "results"))
+    return Generated(pages, skipped, problems)
+
+
+def _manifest_descriptions(folder: Path) -> dict[str, str]:
+    """backend -> its manifest's description, for the manifests that load (others are validate's business)."""
+    found = {}
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
+        try:
+            manifest = manifests.load_manifest(path)
+        except (load.OpsetError, KeyError, TypeError):
+            continue
+        found[manifest.backend] = manifest.description
+    return found
+
+
+def _first_version(opsets: list[Opset], op: str) -> str:
+    return next((o.version for o in opsets if op in o.rules_by_op), "—")
+
+
+def _versioned_copy(text: str, name: str, version: str) -> str:
+    """The newest version's page again under VERSION/ops/, one folder deeper and left out of search."""
+    text = text.replace("](../", "](../../")
+    return text.replace(f"title: {name}\n", f"title: {name} ({version})\nsearch:\n  exclude: true\n", 1)
 
 
 def _torch_schema(name: str) -> str:

@@ -6,6 +6,7 @@ the scoreboard rather than a failed build.
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,17 @@ from typing import Any
 LIST_KEYS = ("results", "cases", "tests", "records")
 OP_KEYS = ("op", "operator", "name")
 STATUS_KEYS = ("status", "outcome", "result")
+
+
+# The order statuses are shown in; any other status a report carries follows, alphabetically.
+STATUS_ORDER = ("pass", "fallback", "fail", "compile-error", "run-error", "crash", "timeout", "error",
+                "xfail", "xpass", "skip")
+GOOD = {"pass"}
+EXPECTED = {"xfail", "skip", "fallback"}
+
+
+def status_key(status: str) -> tuple[int, str]:
+    return (STATUS_ORDER.index(status) if status in STATUS_ORDER else len(STATUS_ORDER), status)
 
 
 @dataclass(frozen=True)
@@ -23,6 +35,28 @@ class Record:
     device: str
     status: str
     lowering: str = ""  # lowered / fallback / undeclared, when the report has a lowering section
+    report: str = ""  # the report file's stem, e.g. inductor-cpu
+    outcome: str = ""  # what happened before an expectation was applied (an xfail's compile-error)
+    message: str = ""
+    reason: str = ""  # the expectation's reason, for xfail and skip
+    repro: str = ""
+    attribution: str = ""  # who a non-pass is put on (frontend, backend, opspec), when the report says
+
+
+@dataclass(frozen=True)
+class Report:
+    """One result file's identity: what ran, where, with which versions, and when."""
+    name: str  # file stem
+    backend: str
+    backend_version: str
+    device: str
+    torch: str
+    opspec: str
+    opset: str
+    date: str
+    dtypes: tuple[str, ...]
+    duration_s: float | None
+    manifest_description: str = ""
 
 
 @dataclass(frozen=True)
@@ -50,6 +84,7 @@ class Functionalization:
 @dataclass
 class Results:
     records: list[Record] = field(default_factory=list)
+    reports: list[Report] = field(default_factory=list)
     coverage: dict[str, Coverage] = field(default_factory=dict)  # backend -> its lowering headline
     functionalization: dict[str, Functionalization] = field(default_factory=dict)  # backend -> its section
     notes: list[str] = field(default_factory=list)
@@ -61,12 +96,18 @@ class Results:
     def for_op(self, op: str) -> list[Record]:
         return [r for r in self.records if r.op == op]
 
+    def for_report(self, name: str) -> list[Record]:
+        return [r for r in self.records if r.report == name]
 
-def _text(entry: dict, keys: tuple[str, ...], default: str = "") -> str:
+    def statuses(self) -> list[str]:
+        return sorted({r.status for r in self.records}, key=status_key)
+
+
+def _text(entry: dict, keys: tuple[str, ...], default: str = "", limit: int = 200) -> str:
     for key in keys:
         value = entry.get(key)
         if isinstance(value, (str, int, float)) and str(value).strip():
-            return str(value).strip()[:200]
+            return str(value).strip()[:limit]
     return default
 
 
@@ -95,7 +136,42 @@ def _functionalization(section: Any) -> Functionalization | None:
     return Functionalization(summary, [(status, why, programs) for (status, why), programs in groups.items()])
 
 
-def read(folder: Path) -> Results:
+def _date(data: dict, path: Path) -> str:
+    """When the run happened: the report's own field, else the date its file was last committed."""
+    for key in ("date", "finished", "started", "created", "timestamp"):
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:10]
+    try:
+        run = subprocess.run(["git", "log", "-1", "--format=%cs", "--", path.name], cwd=path.parent,
+                             capture_output=True, text=True, timeout=10)
+        if run.returncode == 0 and run.stdout.strip():
+            return run.stdout.strip() + " (committed)"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "not recorded"
+
+
+def _report(data: dict, path: Path, backend: str, manifests: dict[str, str]) -> Report:
+    about = data["backend"] if isinstance(data.get("backend"), dict) else {}
+    version = _text(about, ("version",)) or _text(data, ("backend_version",))
+    package = _text(about, ("package",))
+    if package and package not in version:
+        version = f"{package} {version}".strip()
+    duration = data.get("duration_s")
+    return Report(
+        name=path.stem, backend=backend, backend_version=version or "not recorded",
+        device=_text(about, ("device",)) or _text(data, ("device",), "any"),
+        torch=_text(data, ("torch",), "not recorded"), opspec=_text(data, ("opspec",), "not recorded"),
+        opset=_text(data, ("opset",)), date=_date(data, path),
+        dtypes=tuple(str(d) for d in data.get("dtypes", ()) if isinstance(d, str)) if isinstance(data.get("dtypes"), list) else (),
+        duration_s=float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
+        manifest_description=manifests.get(backend, ""),
+    )
+
+
+def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
+    """Every report in ``folder``; ``manifests`` maps a backend to its manifest's description."""
     results = Results()
     if not folder.is_dir():
         return results
@@ -122,18 +198,31 @@ def read(folder: Path) -> Results:
         coverage = _coverage(data.get("lowering"))
         if coverage is not None:
             results.coverage[backend] = coverage
+        report = _report(data, path, backend, manifests or {})
+        results.reports.append(report)
         skipped = 0
         for item in items:
             if not isinstance(item, dict) or not _text(item, OP_KEYS):
                 skipped += 1
                 continue
+            expectation = item.get("expectation") if isinstance(item.get("expectation"), dict) else {}
+            attribution = item.get("attribution")
+            if isinstance(attribution, dict):
+                attribution = _text(attribution, ("who", "layer", "component", "name"))
+            repro = item.get("repro")
             results.records.append(Record(
                 backend=backend,
                 op=_text(item, OP_KEYS),
                 dtype=_text(item, ("dtype",), "any"),
-                device=_text(item, ("device",), _text(data, ("device",), "any")),
+                device=_text(item, ("device",), report.device),
                 status=_text(item, STATUS_KEYS, "unknown"),
                 lowering=_text(item, ("lowering",)),
+                report=path.stem,
+                outcome=_text(item, ("outcome",)),
+                message=str(item.get("message") or "")[:2000],
+                reason=_text(expectation, ("reason",), limit=1000) or _text(item, ("reason",), limit=1000),
+                repro=repro if isinstance(repro, str) else "",
+                attribution=attribution if isinstance(attribution, str) else "",
             ))
         if skipped:
             results.notes.append(f"{path.name}: {skipped} entries without an op were skipped")

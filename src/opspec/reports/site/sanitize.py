@@ -50,6 +50,12 @@ def code(text: str) -> str:
     return f"<code>{code_html(' '.join(str(text).split()))}</code>"
 
 
+def pre(text: str) -> str:
+    """A block of untrusted text (a repro, a message) as one inert <pre> line: nothing for Markdown to reinterpret."""
+    content = "&#10;".join(code_html(line) for line in str(text).splitlines())
+    return f'<pre class="opspec-pre"><code>{content}</code></pre>'
+
+
 LINK_RE = re.compile(r"(!?)\[([^\]\n]*)\]\(([^)\n]*)\)")
 REFERENCE_RE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*(\S*)")
 SAFE_URL_RE = re.compile(r"^(https?://[^\s<>\"'`]+|mailto:[^\s<>\"'`]+|#[A-Za-z0-9_-]*)$")

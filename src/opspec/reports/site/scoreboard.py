@@ -1,0 +1,166 @@
+"""The scoreboard: one summary matrix (report x status), an op x report heat map, and one page per report.
+
+Generic over statuses and tolerant of missing fields: whatever statuses and
+identity fields a committed report carries are shown; nothing is assumed.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import jinja2
+
+from opspec.reports.site import results as results_mod
+from opspec.reports.site import sanitize
+from opspec.spec.model import CATEGORIES, Opset
+
+# What "lowered" means for the built-in backends, so a coverage figure is read for what it is.
+LOWERING_MEANING = {
+    "eager": "Runs every op with its eager ATen kernel. Nothing is compiled, so there is no lowering figure: "
+             "its results check the harness and the kernels themselves.",
+    "aot_eager": "AOT autograd traces the program to ATen and runs each op with its eager ATen kernel. Every op "
+                 "reaches the backend by construction, so its manifest's 100% is a tautology, not code "
+                 "generation: its results test tracing (Dynamo, AOT autograd, decompositions), not a compiler.",
+    "inductor": "Lowered: Inductor generates code for the op (directly, or after decomposing it into ops it "
+                "lowers). Fallback: the op runs its ATen kernel inside the compiled graph.",
+    "export": "torch.export, then the opset's decompositions, then the exported program runs with the eager "
+              "kernels: nothing is lowered or handed back, so there is no lowering figure.",
+    "onnxruntime": "Lowered: torchlib translates the op to ONNX directly; the others are decomposed before "
+                   "export or cannot be exported. The graph then runs in ONNX Runtime.",
+}
+DEFAULT_MEANING = "Lowered: the backend's manifest lists the op as handled natively; fallback: it hands the op back to PyTorch."
+NO_FIGURE = {"eager", "aot_eager", "export"}
+
+
+def anchor(report: str, op: str, dtype: str) -> str:
+    return "case-" + re.sub(r"[^A-Za-z0-9_]+", "-", f"{report}-{op}-{dtype}").strip("-").lower()
+
+
+def _percent(count: int, total: int) -> str:
+    return f"{100 * count / total:.1f}%" if total else "—"
+
+
+def _summary(results: results_mod.Results, statuses: list[str]) -> list[dict]:
+    rows = []
+    for report in sorted(results.reports, key=lambda r: (r.device != "cpu", r.device, r.backend, r.torch)):
+        records = results.for_report(report.name)
+        counts = {s: sum(1 for r in records if r.status == s) for s in statuses}
+        rows.append({"report": report, "counts": counts, "total": len(records),
+                     "cells": [f"{counts[s]} ({_percent(counts[s], len(records))})" if counts[s] else "·" for s in statuses]})
+    return rows
+
+
+def _heatmap(results: results_mod.Results, newest: Opset, page_prefix: str, op_page) -> str:
+    """An HTML picture: one row per report, one square per op, in chunks that fit the page width."""
+    categories = {op.name: op.category for op in newest.ops}
+    ops = sorted({*categories, *(r.op for r in results.records)},
+                 key=lambda n: (CATEGORIES.index(categories[n]) if n in categories else len(CATEGORIES), n))
+    reports = sorted(results.reports, key=lambda r: (r.device != "cpu", r.device, r.backend, r.torch))
+    worst: dict[tuple[str, str], results_mod.Record] = {}
+    for r in results.records:
+        key = (r.report, r.op)
+        if key not in worst or results_mod.status_key(r.status) > results_mod.status_key(worst[key].status):
+            worst[key] = r
+    chunk = -(-len(ops) // max(1, -(-len(ops) // 65)))  # equal chunks of at most 65 squares
+    lines = ['<div class="opspec-heatmap" markdown="0">']
+    for start in range(0, len(ops), chunk):
+        part = ops[start : start + chunk]
+        lines.append('<table class="opspec-hm"><tbody>')
+        band = "".join(
+            f'<td class="hm-cat hm-cat-{CATEGORIES.index(categories[o]) if o in categories else len(CATEGORIES)}" '
+            f'title="{html.escape(categories.get(o, "not core"))}"></td>' for o in part)
+        lines.append(f'<tr><th class="hm-label">ops {start + 1}–{start + len(part)}</th>{band}</tr>')
+        for report in reports:
+            cells = []
+            for op in part:
+                record = worst.get((report.name, op))
+                if record is None:
+                    cells.append(f'<td><a class="hm hm-none" href="{op_page(op)}" '
+                                 f'title="{html.escape(op)} on {html.escape(report.name)}: not run"></a></td>')
+                    continue
+                why = record.reason or record.message
+                title = f"{op} {record.dtype} on {report.name}: {record.status}" + (f" — {why}" if why else "")
+                href = f"{page_prefix}reports/{report.name}/#{anchor(report.name, op, record.dtype)}"
+                css = re.sub(r"[^a-z0-9-]", "", record.status.lower()) or "unknown"
+                cells.append(f'<td><a class="hm hm-{css}" href="{html.escape(href)}" '
+                             f'title="{html.escape(title[:300])}"></a></td>')
+            label = html.escape(f"{report.backend} · {report.device}")
+            lines.append(f'<tr><th class="hm-label">{label}</th>{"".join(cells)}</tr>')
+        lines.append("</tbody></table>")
+    legend = "".join(f'<span><i class="hm hm-cat-{i}"></i>{html.escape(c)}</span>' for i, c in enumerate(CATEGORIES))
+    lines.append(f'<div class="opspec-legend">Band above each chunk, by category: {legend}</div>')
+    lines.append("</div>")
+    return "\n".join(lines)
+
+
+def _version_matrix(folder: Path) -> tuple[list[str], list[list[str]], str] | None:
+    """benchmarks/results/version_matrix.json as a table, whatever its exact shape: rows of flat fields."""
+    path = folder / "version_matrix.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return [], [], f"{path.name}: not readable JSON"
+    rows = data
+    if isinstance(data, dict):
+        rows = next((data[k] for k in ("rows", "results", "versions", "matrix", "entries") if isinstance(data.get(k), list)), None)
+        if rows is None and all(isinstance(v, dict) for v in data.values()):
+            rows = [{"torch": k, **v} for k, v in data.items()]
+    if not isinstance(rows, list):
+        return [], [], f"{path.name}: no list of rows found"
+    rows = [r for r in rows if isinstance(r, dict)]
+    columns: list[str] = []
+    for row in rows:
+        for key, value in row.items():
+            if key not in columns and not isinstance(value, (list, dict)):
+                columns.append(key)
+    table = [[sanitize.cell(str(row.get(c, "—"))) for c in columns] for row in rows]
+    return [sanitize.cell(c) for c in columns], table, ""
+
+
+def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, slugs: dict[str, str],
+          benchmarks: Path) -> dict[str, str]:
+    statuses = results.statuses()
+    out = {}
+
+    def op_link(name: str, prefix: str) -> str:
+        slug = slugs.get(name)
+        return f"[{sanitize.code(name)}]({prefix}ops/{slug}.md)" if slug else sanitize.code(name)
+
+    meanings = []
+    for report in sorted(results.reports, key=lambda r: r.backend):
+        if report.backend in (m[0] for m in meanings):
+            continue
+        coverage = results.coverage.get(report.backend)
+        meaning = LOWERING_MEANING.get(report.backend) or report.manifest_description or DEFAULT_MEANING
+        figure = None if report.backend in NO_FIGURE or coverage is None else coverage
+        meanings.append((report.backend, meaning, figure))
+    out["scoreboard.md"] = env.get_template("scoreboard.md.j2").render(
+        reports=results.reports, statuses=statuses, summary=_summary(results, statuses),
+        heatmap=_heatmap(results, newest, "../", lambda n: f"../ops/{slugs[n]}/" if n in slugs else "#")
+        if results.reports else "",
+        meanings=meanings, devices=sorted({r.device for r in results.reports}),
+        version_matrix=_version_matrix(benchmarks), functionalization=results.functionalization,
+        notes=results.notes, files=results.files, records=results.records,
+    )
+    for report in results.reports:
+        records = sorted(results.for_report(report.name), key=lambda r: (r.op, r.dtype))
+        counts = {s: sum(1 for r in records if r.status == s) for s in statuses}
+        out[f"reports/{report.name}.md"] = env.get_template("report.md.j2").render(
+            front=yaml_front(f"{report.backend} on {report.device}: conformance report"),
+            report=report, records=records, counts=counts, total=len(records),
+            percent=_percent, anchor=anchor, coverage=results.coverage.get(report.backend),
+            meaning=LOWERING_MEANING.get(report.backend) or report.manifest_description or DEFAULT_MEANING,
+            not_passing=[r for r in records if r.status not in results_mod.GOOD],
+            op_link=lambda n: op_link(n, "../"), pre=sanitize.pre,
+        )
+    return out
+
+
+def yaml_front(title: str) -> str:
+    from opspec.spec import yamlio
+
+    return yamlio.dump({"title": title}).rstrip("\n")
