@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from opspec_fixtures import payload_proposal, write_workspace
 from opspec.cli import main
 from opspec.reports.site import sanitize
 from opspec.reports.site.build import BuildError, build
-from opspec.reports.site.generate import generate
+from opspec.reports.site.generate import generate, op_slugs, spellings
 from opspec.reports.site.results import read as read_results
 from opspec.spec.workspace import Workspace
 
@@ -103,22 +104,54 @@ def test_scoreboard_with_results(tmp_path):
         {"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass"}]}))
     pages = generate(Workspace(root)).pages
     board = pages["scoreboard.md"]
-    assert "float32 @ cpu" in board and "<script" not in board and "pass" in board
-    assert "| demo" in pages["ops/aten-abs.md"]
+    assert "<script" not in board and "| pass | Total |" in board and "| 1 (100.0%) | 1 |" in board
+    assert "[pass](../reports/demo.md#case-demo-aten-abs-float32)" in pages["ops/aten-abs.md"]
+    assert 'id="case-demo-aten-abs-float32"' in pages["reports/demo.md"]
 
 
-def test_scoreboard_shows_lowering_coverage(tmp_path):
+def test_scoreboard_is_generic_over_statuses_and_fields(tmp_path):
+    """Statuses and identity fields a report carries appear, in the usual order; missing ones read 'not recorded'."""
+    root = write_workspace(tmp_path / "repo")
+    folder = root / "conformance" / "results"
+    folder.mkdir(parents=True)
+    (folder / "vendor-cuda.json").write_text(json.dumps({
+        "backend": {"name": "vendor", "version": "2.0", "package": "vendorpkg"}, "device": "cuda", "torch": "2.15.0",
+        "opspec": "0.2.0", "date": "2026-12-01T10:00:00Z", "results": [
+            {"op": "aten::abs", "dtype": "float32", "status": "fallback"},
+            {"op": "aten::abs", "dtype": "float16", "status": "weird-new-status", "message": "m"},
+            {"op": "aten::add.Tensor", "dtype": "float32", "status": "xfail", "attribution": "frontend",
+             "expectation": {"reason": "a known frontend bug"}, "repro": "import torch\nprint(1)\n```\n<script>"},
+            {"op": "aten::mul.Tensor", "dtype": "float32", "status": "pass"}]}))
+    (folder / "bare.json").write_text(json.dumps({"results": [{"op": "aten::abs", "status": "pass"}]}))
+    pages = generate(Workspace(root)).pages
+    board = pages["scoreboard.md"]
+    assert "| pass | fallback | xfail | weird-new-status | Total |" in board
+    assert "| [vendor](reports/vendor-cuda.md) | vendorpkg 2.0 | cuda | 2.15.0 | 0.2.0 |  | 2026-12-01 |" in board
+    assert "| 1 (25.0%) | 1 (25.0%) | 1 (25.0%) | 1 (25.0%) | 4 |" in board
+    assert "| [bare](reports/bare.md) | not recorded | any | not recorded | not recorded |" in board
+    assert board.count('class="hm hm-') >= 2 * 8 and "hm-weird-new-status" in board
+    assert "No CUDA report is committed yet" not in board
+    report = pages["reports/vendor-cuda.md"]
+    assert "Expectation's reason: a known frontend bug" in report and "Put on the **frontend**." in report
+    assert "<script" not in report and "&lt;script&gt;" in report  # the repro is shown, inert
+    page = pages["ops/aten-abs.md"]
+    assert "vendor: [fallback]" in page and "vendor: [weird-new-status]" in page
+
+
+def test_scoreboard_shows_lowering_meaning(tmp_path):
     root = write_workspace(tmp_path / "repo")
     folder = root / "conformance" / "results"
     folder.mkdir(parents=True)
     lowering = {"manifest": "conformance/backends/demo.yaml", "lowered": 1, "ops_run": 2, "coverage_percent": 50.0}
-    (folder / "demo.json").write_text(json.dumps({"backend": "demo", "lowering": lowering, "results": [
-        {"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass", "lowering": "lowered"},
-        {"op": "aten::neg", "dtype": "float32", "device": "cpu", "status": "pass", "lowering": "fallback"}]}))
-    board = generate(Workspace(root)).pages["scoreboard.md"]
-    assert "1 of 2 ops run are lowered natively\n(50.0%)" in board
-    assert "| float32 @ cpu | lowering |" in board
-    assert "| pass | fallback |" in board
+    for backend in ("demo", "aot_eager"):
+        (folder / f"{backend}.json").write_text(json.dumps({"backend": backend, "lowering": lowering, "results": [
+            {"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass", "lowering": "lowered"},
+            {"op": "aten::neg", "dtype": "float32", "device": "cpu", "status": "pass", "lowering": "fallback"}]}))
+    pages = generate(Workspace(root)).pages
+    board = pages["scoreboard.md"]
+    assert "| demo | 1 of 2 ops (50.0%) |" in board
+    assert "| aot\\_eager | no figure | AOT autograd traces" in board and "tautology" in board
+    assert "| lowered |" in pages["reports/demo.md"] and "| fallback |" in pages["reports/demo.md"]
 
 
 def test_scoreboard_shows_the_functionalization_section(tmp_path):
@@ -151,3 +184,153 @@ def test_cli_build_and_broken_config(tmp_path, capsys):
     (root / "site" / "mkdocs.yml").unlink()
     with pytest.raises(BuildError):
         build(Workspace(root), out)
+
+
+# --- The repository's own data: every core op page specifies the op ---------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+PARTS = {
+    "description": "## What it computes\n\n",
+    "argument table": "| Argument | Type | Default | Values |",
+    "dtype x device table": "| dtype | cpu | cuda |",
+    "build-time example": "## Example",
+}
+
+
+def incomplete(pages: dict[str, str], opset, page_of) -> list[str]:
+    """'op: missing part' for every core op of ``opset`` whose page lacks a part of its specification."""
+    missing = []
+    for op in opset.ops:
+        page = pages.get(page_of(op.name), "")
+        for part, marker in PARTS.items():
+            if marker not in page:
+                missing.append(f"{op.name}: {part}")
+        if "No description recorded yet" in page:
+            missing.append(f"{op.name}: description")
+        example = page.partition("## Example")[2].partition("## ")[0]
+        if "```python" not in example or "```text" not in example:
+            missing.append(f"{op.name}: build-time example")
+    return missing
+
+
+@pytest.fixture(scope="module")
+def repo_pages():
+    from opspec.spec import load
+
+    ws = Workspace(ROOT)
+    generated = generate(ws)
+    opsets = [load.load_opset(info.version, ws.opset) for info in load.load_versions(ws.opset)]
+    return generated, opsets
+
+
+def test_every_core_op_page_specifies_the_op(repo_pages):
+    generated, opsets = repo_pages
+    assert generated.problems == []
+    slugs = op_slugs({n: None for o in opsets for n in [*o.ops_by_name, *o.rules_by_op]})
+    for opset in opsets:
+        newest = opset is opsets[-1]
+        page_of = (lambda n: f"ops/{slugs[n]}.md") if newest else (lambda n, v=opset.version: f"{v}/ops/{slugs[n]}.md")
+        assert incomplete(generated.pages, opset, page_of) == [], opset.version
+
+
+def test_the_completeness_check_finds_what_is_missing(tmp_path):
+    from opspec.spec import load
+
+    root = write_workspace(tmp_path / "repo")  # no descriptions file: no description, no example
+    pages = generate(Workspace(root)).pages
+    missing = incomplete(pages, load.load_opset(None, root / "opset"), lambda n: f"ops/{op_slugs([n])[n]}.md")
+    assert "aten::abs: description" in missing and "aten::abs: build-time example" in missing
+    assert not [m for m in missing if "argument table" in m or "dtype x device" in m]
+
+
+def test_op_page_content_from_the_data(repo_pages):
+    generated, _ = repo_pages
+    conv = generated.pages["ops/aten-convolution.md"]
+    schema = ("aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+              "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -&gt; Tensor")
+    assert f'<pre class="opspec-schema"><code>{schema}</code></pre>' in conv  # whole, never cut
+    rows = [line for line in conv.partition("| Argument |")[2].partition("\n\n")[0].splitlines()[2:]]
+    assert [r.split("|")[1].strip() for r in rows] == [f"<code>{a}</code>" for a in (
+        "input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output&#95;padding", "groups")]
+    assert "tensor([[[[ 8., 12.],\n          [20., 24.]]]])" in conv  # computed by torch at build time
+    randperm = generated.pages["ops/aten-randperm.md"]
+    assert "| <code>dtype</code> (keyword) | <code>ScalarType?</code> | <code>torch.int64</code> |" in randperm
+    add = generated.pages["ops/aten-add.Tensor.md"]
+    for spelling in ("add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor"):
+        assert f"<code>{spelling}</code>" in add
+    assert "inductor: [pass](../reports/inductor-cpu.md#case-inductor-cpu-aten-add-tensor-float32)" in add
+    assert '!!! note "Caveats"' in generated.pages["ops/aten-_adaptive_avg_pool2d.md"]
+    assert "Rules of opset" in add and "[<code>aten::addcmul</code>](../ops/aten-addcmul.md)" in add
+    decomposed = generated.pages["ops/aten-addcmul.md"]
+    assert "Decomposed by a **default** rule" in decomposed
+
+
+def test_rules_index_and_scoreboard_from_the_data(repo_pages):
+    generated, _ = repo_pages
+    rules = generated.pages["decompositions.md"]
+    rows = [line for line in rules.splitlines() if line.startswith("| [")]
+    assert rows and all(not line.rstrip().endswith("| — |") for line in rows)  # every rule has its Since
+    board = generated.pages["scoreboard.md"]
+    for report in sorted((ROOT / "conformance" / "results").glob("*.json")):
+        data = json.loads(report.read_text())
+        row = next(line for line in board.splitlines() if line.startswith(f"| [{sanitize.cell(data['backend']['name'])}](reports/{report.stem}.md)"))
+        assert f"| {sanitize.cell(data['torch'])} | {sanitize.cell(data['opspec'])} |" in row
+        assert re.search(r"\| \d{4}-\d{2}-\d{2}", row)  # the date
+        assert f"reports/{report.stem}/#case-" in board  # its heat-map row
+        assert f"reports/{report.stem}.md" in generated.pages
+    assert "no figure" in board and "tautology" in board  # aot_eager's 100% is explained, not shown
+
+
+def test_spellings():
+    assert spellings("aten::add.Tensor") == ["add.Tensor", "aten::add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor"]
+    assert "torch.ops.aten.abs.default" in spellings("aten::abs")
+
+
+@pytest.mark.parametrize("code, problem", [
+    ("import os\nos", "Import is not allowed"),
+    ("open('x')", "name open is not allowed"),
+    ("torch.__class__", "attribute __class__"),
+    ("x = 1", "last statement must be an expression"),
+    ("torch.ops.aten.abs.default(", "not Python"),
+])
+def test_examples_refuse_code_outside_the_subset(code, problem):
+    from opspec.reports.site import examples
+
+    assert problem in examples.check(code)
+
+
+def test_a_failing_or_unrelated_example_fails_the_build(tmp_path):
+    root = write_workspace(tmp_path / "repo")
+    descriptions = {"ops": {
+        "aten::abs": {"description": "Absolute value of each element.", "example": "torch.ops.aten.neg.default(torch.ones(2))"},
+        "aten::amax": {"description": "Maximum over the given dimensions.", "example": "torch.ops.aten.amax.default(torch.ones(2), [5])"},
+    }}
+    (root / "opset" / "descriptions.yaml").write_text(json.dumps(descriptions))
+    with pytest.raises(BuildError) as err:
+        build(Workspace(root), tmp_path / "html")
+    lines = str(err.value).splitlines()
+    assert any("descriptions.yaml: the example of aten::abs it does not call aten::abs" in l for l in lines)
+    assert any("descriptions.yaml: the example of aten::amax fails: IndexError" in l for l in lines)
+    assert not (tmp_path / "html").exists()
+
+
+def test_every_version_has_its_own_pages(tmp_path):
+    from opspec.spec import yamlio
+
+    root = write_workspace(tmp_path / "repo")
+    opset = root / "opset"
+    newer = opset / "2026.12"
+    newer.mkdir()
+    for name in ("core_ops.yaml", "decompositions.yaml"):
+        (newer / name).write_text((opset / "2026.11" / name).read_text().replace("opset: '2026.11'", "opset: '2026.12'"))
+    index = yamlio.load_file(opset / "versions.yaml")
+    index["versions"].append({"version": "2026.12", "status": "draft", "torch": "2.13.0"})
+    (opset / "versions.yaml").write_text(yamlio.dump(index))
+    result = build(Workspace(root), tmp_path / "html")
+    pages = generate(Workspace(root)).pages
+    old = pages["2026.11/ops/aten-abs.md"]
+    assert "exclude: true" in old and "this is an older version's page" in old
+    assert "[2026.12](../../ops/aten-abs.md)" in old and "**2026.11**" in old
+    assert "[2026.11](../2026.11/ops/aten-abs.md)" in pages["ops/aten-abs.md"]
+    assert "[2026.11](2026.11/ops/index.md)" in pages["versions.md"]
+    assert (result.out / "generated" / "2026.11" / "ops" / "aten-abs" / "index.html").is_file()

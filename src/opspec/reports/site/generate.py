@@ -25,6 +25,8 @@ from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace
 
 TEMPLATES = resources.TEMPLATES / "site"
+# Op pages outrank proposals and indexes that mention the op, so typing an op's name lands on its page.
+SEARCH_BOOST = 5
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                                 if str(err).startswith("it ") else
                                 f"{ws.opset / load.DESCRIPTIONS}: the example of {name} fails: {err}")
 
-    # One page per op, core or decomposed: the newest version's at ops/, and one per version at VERSION/ops/.
+    # One page per op and version: the newest version it appears in at ops/, older ones at VERSION/ops/.
     for name in names:
         history = []
         for opset in opsets:
@@ -156,7 +158,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
             ids = sorted({*(entry.proposals if entry else ()), *(ruled.proposals if ruled else ())})
             history.append({
                 "version": opset.version, "status": status, "schema": entry.schema if entry else None,
-                "proposals": ", ".join(proposal_link(i, "../") for i in ids), "present": bool(entry or ruled),
+                "ids": ids, "present": bool(entry or ruled),
             })
         present = [h["version"] for h in history if h["present"]]
         touching = [p for p in proposals if name in p.touched_ops()]
@@ -165,7 +167,6 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
             if opset.version not in present:
                 continue
             canonical = opset.version == present[-1]
-            prefix = "../" if canonical else "../../"
             op = opset.ops_by_name.get(name) or next(
                 (o.ops_by_name[name] for o in reversed(opsets[: opsets.index(opset)]) if name in o.ops_by_name), None)
             entry = opset.ops_by_name.get(name)
@@ -176,26 +177,29 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                 signature = arguments_mod.parse(schema, hints)
             except Exception:  # noqa: BLE001 - a name without a schema (torch not importable) has no table
                 signature = None
-            devices, matrix = _dtype_device_table(
-                records, hints.dtypes,
-                lambda r: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}")
             produced_by = [r for r in opset.rules if name in r.targets]
             tags = [entry.category, entry.status] if entry else ["decomposed"]
-            front = {"title": name, "tags": tags} if canonical else {"title": f"{name} ({opset.version})",
-                                                                   "search": {"exclude": True}}
-            text = env.get_template("op.md.j2").render(
-                front=_front(**front), name=name, op=entry, version=opset.version, newest=newest.version,
-                canonical=canonical, rule=rule, schema=schema, history=list(reversed(history)),
-                spellings=spellings(name), description=descriptions.get(name), example=examples_by_op.get(name),
-                signature=signature, devices=devices, matrix=matrix, produced_by=produced_by,
-                versions=[(v, f"{prefix}{v}/ops/{slugs[name]}.md") for v in present],
-                proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
-                           for p in touching],
-                op_link=lambda n, prefix=prefix: op_link(n, prefix),
-            )
-            if canonical:
-                pages[f"ops/{slugs[name]}.md"] = text
-            pages[f"{opset.version}/ops/{slugs[name]}.md"] = text if not canonical else _versioned_copy(text, name, opset.version)
+            base, _, overload = name.partition("::")[2].partition(".")
+            for location in ("canonical",) if canonical else ("versioned",):
+                prefix = "../" if location == "canonical" else "../../"
+                devices, matrix = _dtype_device_table(
+                    records, hints.dtypes,
+                    lambda r, prefix=prefix: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}")
+                front = ({"title": name, "tags": tags, "search": {"boost": SEARCH_BOOST}} if location == "canonical"
+                         else {"title": f"{name} ({opset.version})", "search": {"exclude": True}})
+                text = env.get_template("op.md.j2").render(
+                    front=_front(**front), name=name, base=base, overload=overload, op=entry, version=opset.version,
+                    newest=newest.version, canonical=canonical, rule=rule, schema=schema,
+                    history=[dict(h, proposals=", ".join(proposal_link(i, prefix) for i in h["ids"])) for h in reversed(history)],
+                    spellings=spellings(name), description=descriptions.get(name), example=examples_by_op.get(name),
+                    signature=signature, devices=devices, matrix=matrix, produced_by=produced_by,
+                    versions=[(v, f"{prefix}ops/{slugs[name]}.md" if v == present[-1] else f"{prefix}{v}/ops/{slugs[name]}.md")
+                              for v in present],
+                    proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
+                               for p in touching],
+                    op_link=lambda n, prefix=prefix: op_link(n, prefix),
+                )
+                pages[f"ops/{slugs[name]}.md" if location == "canonical" else f"{opset.version}/ops/{slugs[name]}.md"] = text
 
     worst = {}
     for r in results.records:
@@ -214,12 +218,10 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                          **({} if is_newest else {"search": {"exclude": True}})),
         )
         pages[folder] = index
-        if is_newest:
-            pages[f"{opset.version}/ops/index.md"] = index.replace("](../ops/", "](../../ops/").replace(
-                "title: Op index", f"title: Op index ({opset.version})\nsearch:\n  exclude: true", 1)
     pages["versions.md"] = env.get_template("versions.md.j2").render(
         infos=list(reversed(infos)), counts={o.version: (len(o.ops), len(o.rules)) for o in opsets},
-        newest=newest.version)
+        newest=newest.version, index={i.version: "ops/index.md" if i.version == newest.version else f"{i.version}/ops/index.md"
+                                      for i in infos})
     pages["decompositions.md"] = env.get_template("decompositions.md.j2").render(
         newest=newest.version, rules=sorted(newest.rules, key=lambda r: r.op), op_link=lambda n: op_link(n, ""),
         since={r.op: r.since or _first_version(opsets, r.op) for r in newest.rules},
@@ -264,12 +266,6 @@ def _manifest_descriptions(folder: Path) -> dict[str, str]:
 
 def _first_version(opsets: list[Opset], op: str) -> str:
     return next((o.version for o in opsets if op in o.rules_by_op), "—")
-
-
-def _versioned_copy(text: str, name: str, version: str) -> str:
-    """The newest version's page again under VERSION/ops/, one folder deeper and left out of search."""
-    text = text.replace("](../", "](../../")
-    return text.replace(f"title: {name}\n", f"title: {name} ({version})\nsearch:\n  exclude: true\n", 1)
 
 
 def _torch_schema(name: str) -> str:
