@@ -64,5 +64,7 @@ def test_backend(backend_case):
         pytest.xfail(f"{record['outcome']}: {record['message']} ({expectation.reason})")
     if record["status"] == "skip":
         pytest.skip(record["message"])
+    if record["status"] == "fallback":  # right, but PyTorch computed it: not a pass, not a failure
+        pytest.xfail(record["message"])
     if record["status"] != "pass":
         pytest.fail(f"{record['status']}: {record['message']}\n\nrepro:\n{record.get('repro', '')}", pytrace=False)

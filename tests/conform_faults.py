@@ -1,8 +1,19 @@
-"""Purpose-built faulty torch.compile backends for tests/test_conform.py.
+"""Purpose-built torch.compile backends for tests/test_conform*.py.
 
-``faulty`` behaves like eager except on one op each: it segfaults on sin, hangs
-on cos, returns a wrong dtype for neg, a wrong shape for abs, wrong values for
-exp and raises while compiling floor.
+``faulty`` runs what it is handed itself (it says so through the evidence hook,
+``executed_ops()``) and is right except on one op each: it segfaults on sin,
+hangs on cos, returns a wrong dtype for neg, a wrong shape for abs, wrong values
+for exp and raises while compiling floor.
+
+``partitioning`` splits its graph with torch.fx's CapabilityBasedPartitioner,
+taking only ``ceil`` and ``trunc``: every other op stays a top-level node and
+runs in PyTorch, so a right answer there is a ``fallback``.
+
+``decomposing`` lowers through AOT autograd with a wrong decomposition of
+``exp`` (1 everywhere) in its front end, and names that front end to opspec
+(``opspec_front_end``): its failure on exp belongs to the front end.
+
+``eager_passthrough`` returns the graph it is handed: it executes nothing.
 """
 from __future__ import annotations
 
@@ -12,6 +23,10 @@ import signal
 import time
 
 import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.utils import _pytree
 
 
@@ -19,11 +34,29 @@ def _ops(gm: torch.fx.GraphModule) -> set[str]:
     return {str(getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes if n.op == "call_function"}
 
 
+def _qualified(gm: torch.fx.GraphModule) -> set[str]:
+    return {n.target._schema.name + (f".{n.target._overloadname}" if n.target._overloadname != "default" else "")
+            for n in gm.graph.nodes if n.op == "call_function" and hasattr(n.target, "_schema")}
+
+
+class Executed:
+    """A compiled program that says it ran every op it was handed (the evidence hook)."""
+
+    def __init__(self, gm: torch.fx.GraphModule, fn=None):
+        self.gm, self.fn, self.ops = gm, fn or gm.forward, _qualified(gm)
+
+    def __call__(self, *inputs):
+        return self.fn(*inputs)
+
+    def executed_ops(self):
+        return {"backend": sorted(self.ops), "pytorch": []}
+
+
 def _mapped(gm, fn):
     def run(*inputs):
         return _pytree.tree_map_only(torch.Tensor, fn, gm(*inputs))
 
-    return run
+    return Executed(gm, run)
 
 
 def faulty(gm: torch.fx.GraphModule, example_inputs):
@@ -41,4 +74,38 @@ def faulty(gm: torch.fx.GraphModule, example_inputs):
         return _mapped(gm, lambda t: t.unsqueeze(0))
     if "exp.default" in ops:
         return _mapped(gm, lambda t: t + 1)
+    return Executed(gm)
+
+
+class _Takes(OperatorSupportBase):
+    def __init__(self, names: set[str]):
+        self.names = names
+
+    def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
+        return node.op == "call_function" and getattr(node.target, "__name__", "") in self.names
+
+
+def partitioning(gm: torch.fx.GraphModule, example_inputs):
+    partitioner = CapabilityBasedPartitioner(gm, _Takes({"ceil.default", "trunc.default"}),
+                                             allows_single_node_partition=True)
+    return partitioner.partition_and_fuse()
+
+
+def eager_passthrough(gm: torch.fx.GraphModule, example_inputs):
     return gm.forward
+
+
+def _wrong_exp(x):  # a "decomposition" of exp that returns 1 everywhere
+    return torch.ops.aten.add.Scalar(torch.ops.aten.mul.Scalar(x, 0.0), 1.0)
+
+
+_WRONG = {torch.ops.aten.exp.default: _wrong_exp}
+
+
+def _run_in_backend(gm, example_inputs):
+    return make_boxed_func(Executed(gm))
+
+
+decomposing = aot_autograd(fw_compiler=_run_in_backend, decompositions=_WRONG)
+decomposing.opspec_front_end = aot_autograd(fw_compiler=lambda gm, _: make_boxed_func(gm.forward),
+                                            decompositions=_WRONG)

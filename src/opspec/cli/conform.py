@@ -7,7 +7,7 @@ from pathlib import Path
 
 from opspec.cli import UsageError
 
-STATUS_HELP = "pass, fail, xfail, xpass, skip, compile-error, run-error, crash, timeout"
+STATUS_HELP = "pass, fallback, fail, xfail, xpass, skip, compile-error, run-error, crash, timeout"
 
 
 def add_parser(subparsers) -> None:
@@ -24,7 +24,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
     parser.add_argument("--ops", action="append", metavar="GLOB",
-                        help="only ops matching this fnmatch glob, e.g. 'add.*' or 'aten::sym_*' (repeatable, or comma-separated)")
+                        help="only ops matching this fnmatch glob, spelled as 'opspec show' takes them: 'add.*', "
+                             "'aten::sym_*', 'aten::sin.default', 'aten.sin.default', 'torch.ops.aten.sin.default' "
+                             "(repeatable, or comma-separated)")
     parser.add_argument("--dtypes", nargs="+", metavar="D", default=["float32"],
                         help="dtypes to run (default float32; 'all' for each op's full list). An op that takes none "
                              "of them runs in its first dtype, so every op is recorded")
@@ -36,6 +38,10 @@ def add_parser(subparsers) -> None:
                         help="record a crash or hang as that case's status and go on (cases run in worker processes)")
     parser.add_argument("--timeout", type=float, metavar="S", help="seconds a case may take (default 300 with --isolate)")
     parser.add_argument("--resume", metavar="PATH", help="skip the cases recorded in this report or journal")
+    parser.add_argument("--rerun-failures", action="store_true",
+                        help="with --resume: run again the recorded cases whose outcome was not pass")
+    parser.add_argument("--shuffle", type=int, metavar="SEED",
+                        help="run the cases in a shuffled order (the report keeps the usual order): verdicts must not change")
     parser.add_argument("--max-examples", type=int, default=4, metavar="N", help="drawn calls per case (default 4)")
     parser.add_argument("--max-compiles", type=int, default=2, metavar="N",
                         help="compiled programs per case: examples come from at most N compile keys (default 2)")
@@ -101,7 +107,7 @@ def run(args) -> int:
     head = report.header(backend=backend.describe(), device=args.device, opset=opset.version, seed=args.seed,
                          max_examples=args.max_examples, max_compiles=args.max_compiles,
                          dtypes=dtypes, ops=globs or None,
-                         expectations=_shown(expectation_path), isolate=args.isolate)
+                         expectations=_shown(expectation_path), isolate=args.isolate, shuffle=args.shuffle)
     previous: list = []
     previous_duration = 0.0
     # read before the run: the report being resumed may be the one rewritten
@@ -113,13 +119,25 @@ def run(args) -> int:
             previous_duration = float(previous_head.get("duration_s") or 0.0)
         except report.ReportError as err:
             raise UsageError(f"--resume {err}") from None
+        if args.rerun_failures:
+            previous = [r for r in previous if r.get("outcome", r["status"]) == "pass"]
+    elif args.rerun_failures:
+        raise UsageError("--rerun-failures needs --resume")
 
     plan = suite.Plan(cases=cases.cases_for(ops, dtypes, [args.device]), header=head, report_path=report_path,
                       expectations=expected, previous=previous, keep_going=args.isolate,
-                      previous_duration_s=previous_duration)
+                      previous_duration_s=previous_duration, shuffle=args.shuffle)
     timeout = args.timeout if args.timeout is not None else (300.0 if args.isolate else None)
+    repro_dir = report_path.with_suffix(".repros")
+    repro_dir.mkdir(parents=True, exist_ok=True)
+    kept = {report.case_of(r) for r in previous}
+    for case in plan.cases:  # a repro left by an earlier run of a case about to run again is stale
+        if case not in kept:
+            (repro_dir / f"{case.id}.py").unlink(missing_ok=True)
+    log_file = report_path.with_suffix(".log")
     settings = Settings(backend=args.backend, opset=opset.version, max_examples=args.max_examples,
-                        max_compiles=args.max_compiles, seed=args.seed, dynamic=not args.static)
+                        max_compiles=args.max_compiles, seed=args.seed, dynamic=not args.static,
+                        repro_dir=str(repro_dir), log_file=str(log_file))
     try:
         final = suite.execute(plan, Isolated(settings, timeout))
     except WorkerError as err:
@@ -138,7 +156,10 @@ def run(args) -> int:
     print(report.summary_table(final))
     if findings is not None:
         print("\n" + "\n".join(functionalization.summary_lines(final["functionalization"])))
-    print(f"\nreport: {report_path}")
+    if not any(repro_dir.iterdir()):
+        repro_dir.rmdir()
+    print(f"\nreport: {report_path}" + (f"\nrepros: {repro_dir}/" if repro_dir.exists() else "")
+          + (f"\ntorch's log: {log_file}" if log_file.exists() else ""))
     return code
 
 

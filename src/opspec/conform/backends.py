@@ -14,6 +14,7 @@ in the graphs it was handed.
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib.metadata
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any, Callable
 import torch
 
 from opspec.bridge import decomp_table, torch_ops
+from opspec.conform import evidence
 
 EXPORT = "export"
 ONNXRUNTIME = "onnxruntime"
@@ -52,6 +54,9 @@ class Backend:
     dynamic: bool = True
     compiles: int = 0
     handed: set[str] = field(default_factory=set)
+    front_end: list[str] = field(default_factory=list)  # front-end layers seen while compiling (aot_autograd)
+    duck_shapes: bool = True
+    package: str = ""  # the distribution the backend comes from
     inner: Callable | None = field(default=None, repr=False)  # the torch.compile backend callable
     table: dict = field(default_factory=dict, repr=False)  # export: the opset's decomposition table
 
@@ -63,20 +68,24 @@ class Backend:
         return self.compile_fn(self, fn, example_inputs)
 
     def describe(self) -> dict[str, str]:
-        return {"name": self.name, "version": self.version}
+        described = {"name": self.name, "version": self.version}
+        if self.package:
+            described["package"] = self.package
+        return described
 
 
 # ---- torch.compile backends ----
 
-def _dynamo_config() -> None:
+def _dynamo_config(duck_shapes: bool = True) -> None:
     import torch._dynamo  # noqa: F401 - loads torch._dynamo.config
     import torch.fx.experimental._config
 
     # item() and data-dependent output shapes stay inside the graph instead of breaking it
     torch._dynamo.config.capture_scalar_outputs = True
     torch._dynamo.config.capture_dynamic_output_shape_ops = True
-    # no "duck" sizes: two dims equal in one example must not be assumed equal in the next
-    torch.fx.experimental._config.use_duck_shape = False
+    # torch's default ("duck" sizes: dims equal when traced share one symbol), as users compile;
+    # a backend's manifest may ask otherwise (compile: {duck_shapes: false})
+    torch.fx.experimental._config.use_duck_shape = duck_shapes
 
 
 class _Recording:
@@ -93,7 +102,14 @@ class _Recording:
         self.backend.handed |= graph_ops(gm.graph)
         # exceptions pass through untouched: dynamo restarts analysis on some of its own,
         # and wraps the rest in BackendCompilerFailed, which _dynamo_compile turns into CompileError
-        compiled = self.inner(gm, example_inputs)
+        with contextlib.ExitStack() as watching:
+            watching.enter_context(evidence.watching_aot(self.backend.front_end))
+            if self.backend.name == "inductor":
+                watching.enter_context(evidence.watching_inductor())
+            compiled = self.inner(gm, example_inputs)
+        seen = evidence.inspect_returned(compiled, gm)
+        if seen is not None:
+            evidence.note(seen)
         self.backend.compiles += 1  # counted once built: a restarted analysis is one compile
         return compiled
 
@@ -229,25 +245,33 @@ def known_names() -> list[str]:
 
 def resolve(spec: str, opset=None, *, dynamic: bool = True) -> Backend:
     """The backend ``spec`` names; UnknownBackend (one line) when there is none."""
-    _dynamo_config()
+    backend = _resolve(spec, opset, dynamic)
+    backend.duck_shapes = _manifest_duck_shapes(backend.name)
+    _dynamo_config(backend.duck_shapes)
+    return backend
+
+
+def _resolve(spec: str, opset, dynamic: bool) -> Backend:
     torch_version = f"torch {torch.__version__}"
     if spec == "eager":
-        return Backend("eager", _eager_compile, torch_version, dynamic)
+        return Backend("eager", _eager_compile, torch_version, dynamic, package="torch")
     if spec == EXPORT:
         table = decomp_table.decomposition_table(opset) if opset is not None else {}
-        return Backend(EXPORT, _export_compile, torch_version, dynamic, table=table)
+        return Backend(EXPORT, _export_compile, torch_version, dynamic, table=table, package="torch")
     if spec == ONNXRUNTIME:
         try:
             import onnxruntime  # noqa: F401
             import onnxscript  # noqa: F401
         except ImportError as err:
             raise UnknownBackend(f"backend onnxruntime needs the onnx extra: pip install 'opspec[onnx]' ({err})") from None
-        return Backend(ONNXRUNTIME, _onnx_compile, _version_of("onnxruntime", "onnxscript", "onnx") + f", {torch_version}", dynamic)
+        return Backend(ONNXRUNTIME, _onnx_compile, _version_of("onnxruntime", "onnxscript", "onnx") + f", {torch_version}",
+                       dynamic, package="onnxruntime")
     if ":" in spec:
         inner = _load_callable(spec)
-        module = spec.partition(":")[0].split(".")[0]
-        version = _version_of(module) or "unversioned"
-        return Backend(spec, _dynamo_compile, version, dynamic, inner=inner)
+        distribution = _distribution_of(spec.partition(":")[0].split(".")[0])
+        version = _version_of(distribution) if distribution else ""
+        return Backend(spec, _dynamo_compile, f"{version}, {torch_version}" if version else f"unversioned, {torch_version}",
+                       dynamic, inner=inner, package=distribution or "")
     from torch._dynamo.backends.registry import list_backends, lookup_backend
 
     names = list_backends(exclude_tags=())
@@ -255,7 +279,37 @@ def resolve(spec: str, opset=None, *, dynamic: bool = True) -> Backend:
         close = difflib.get_close_matches(spec, known_names(), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise UnknownBackend(f"unknown backend {spec!r}{hint}; known: {', '.join(known_names())}, or pkg.module:callable")
-    return Backend(spec, _dynamo_compile, torch_version, dynamic, inner=lookup_backend(spec))
+    inner = lookup_backend(spec)
+    distribution = _entry_point_distribution(spec) or "torch"
+    version = torch_version if distribution == "torch" else f"{_version_of(distribution)}, {torch_version}"
+    return Backend(spec, _dynamo_compile, version, dynamic, inner=inner, package=distribution)
+
+
+def _distribution_of(module: str) -> str | None:
+    """The installed distribution that provides the top-level ``module`` (None for a plain file on sys.path)."""
+    found = importlib.metadata.packages_distributions().get(module)
+    return found[0] if found else None
+
+
+def _entry_point_distribution(name: str) -> str | None:
+    """The distribution registering ``name`` under ``torch_dynamo_backends`` (third-party backends)."""
+    for entry in importlib.metadata.entry_points(group="torch_dynamo_backends"):
+        if entry.name == name and entry.dist is not None:
+            return entry.dist.name
+    return None
+
+
+def _manifest_duck_shapes(name: str) -> bool:
+    from opspec.conform import lowering
+    from opspec.spec import manifests
+
+    path = lowering.manifest_for(name)
+    if path is None:
+        return True
+    try:
+        return manifests.load_manifest(path).duck_shapes
+    except Exception:  # a broken manifest is reported by the lowering section, not here
+        return True
 
 
 def _load_callable(spec: str) -> Callable[..., Any]:

@@ -11,6 +11,7 @@ keys, so a backend with dynamic shapes compiles at most that many times per case
 from __future__ import annotations
 
 import fnmatch
+import linecache
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -20,10 +21,10 @@ import torch
 from hypothesis.errors import HypothesisDeprecationWarning
 
 from opspec.bridge import torch_ops
-from opspec.spec.model import CoreOp, Opset
+from opspec.spec.model import CoreOp, Opset, canonical_op_name
 from opspec.testing import strategies
 from opspec.testing.strategies import Call
-from opspec.testing.strategies.call import map_tensors
+from opspec.testing.strategies.call import map_tensors, python_literal
 from opspec.testing.strategies.schema_args import arguments_of
 
 POOL_FACTOR = 4  # candidates drawn per wanted example, to find examples sharing a compile key
@@ -76,7 +77,7 @@ def select_ops(opset: Opset, globs: list[str] | None) -> list[CoreOp]:
         return ops
     chosen: set[str] = set()
     for glob in globs:
-        hits = {op.name for op in ops if op_matches(op.name, glob)}
+        hits = {op.name for op in ops if op_matches(op.name, glob) or op_matches(op.name, canonical_op_name(glob))}
         if not hits:
             raise ValueError(f"--ops {glob!r} matches no op of opset {opset.version}")
         chosen |= hits
@@ -179,18 +180,59 @@ def _tensor_key(t: torch.Tensor) -> tuple:
 
 
 def make_program(op: str, args: tuple, kwargs: dict, written: tuple[int, ...]) -> Callable:
-    scalar_result = op in SYMBOLIC
-    overload = SYMBOLIC.get(op) or torch_ops.resolve(op)
+    """The program as Python source run through ``exec``, every constant a literal.
 
-    def program(*tensors):
-        result = overload(*fill(args, tensors), **fill(kwargs, tensors))
-        if scalar_result:  # e.g. x.sum() + x.size(0): the symbolic value must flow through the graph
-            result = tensors[0].sum() + result
-        if written:
-            return (result, *[tensors[i] for i in written])
-        return result
+    Literals, not values read from a closure: dynamo turns a float or int it reads from
+    a closure into a graph input (a SymFloat, a SymInt), so the backend would see another
+    program than a model spelling the constant, and than the repro. The source is the
+    same text the repro carries.
+    """
+    source = program_source(op, args, kwargs, written)
+    filename = f"<opspec program {op}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = program_globals()
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - source built from literals above
+    return namespace["program"]
 
-    return program
+
+def program_globals() -> dict[str, Any]:
+    return {"torch": torch, "nan": float("nan"), "inf": float("inf"), "SYMBOLIC": SYMBOLIC}
+
+
+def program_source(op: str, args: tuple, kwargs: dict, written: tuple[int, ...]) -> str:
+    """``def program(t0, t1, ...)``: the op on the tensor inputs, constants spelled as literals."""
+    slots = sorted({s.index for s in _slots((args, kwargs))} | set(written))
+    params = ", ".join(f"t{i}" for i in slots)
+    arguments = [literal(a) for a in args] + [f"{k}={literal(v)}" for k, v in kwargs.items()]
+    if op in SYMBOLIC:  # e.g. x.sum() + x.size(0): the symbolic value must flow through the graph
+        expression = f"t0.sum() + SYMBOLIC[{op!r}]({', '.join(arguments)})"
+    else:
+        namespace, _, rest = op.partition("::")
+        name, _, overload = rest.partition(".")
+        expression = f"torch.ops.{namespace}.{name}.{overload or 'default'}({', '.join(arguments)})"
+    if written:
+        expression = f"({', '.join([expression, *(f't{i}' for i in written)])})"
+    return f"def program({params}):\n    return {expression}\n"
+
+
+def _slots(value: Any) -> list[Slot]:
+    if isinstance(value, Slot):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _slots(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _slots(v)]
+    return []
+
+
+def literal(value: Any) -> str:
+    """Source for a skeleton value: slots as ``t0, t1, ...``, everything else a literal."""
+    if isinstance(value, Slot):
+        return f"t{value.index}"
+    if isinstance(value, (list, tuple)) and any(_slots(value)):
+        inner = ", ".join(literal(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    return python_literal(value)
 
 
 def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles: int, seed: int) -> list[Example]:

@@ -12,8 +12,10 @@ import multiprocessing
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
+from opspec.conform import attribution
 from opspec.conform.cases import Case
 from opspec.conform.runner import CaseRunner, Settings
 
@@ -111,8 +113,16 @@ class Isolated:
 
     def _lost(self, case: Case, status: str, message: str, elapsed: float) -> dict[str, Any]:
         self.restarts += 1
-        return {**case.as_dict(), "status": status, "message": message, "examples": 0, "compiles": 0,
-                "duration_s": elapsed}
+        record = {**case.as_dict(), "status": status, "message": message, "examples": 0, "compiles": 0,
+                  "duration_s": elapsed, **attribution.unchecked(status).as_dict(),
+                  "evidence": {"executed": "unknown", "source": "none", "note": f"the worker was lost ({status})"},
+                  "executed": "unknown"}
+        if self.settings.repro_dir:  # the worker wrote the example it was running before it ran it
+            repro = Path(self.settings.repro_dir) / f"{case.id}.py"
+            if repro.is_file():
+                record["repro"] = repro.read_text(encoding="utf-8")
+                record["repro_file"] = str(repro)
+        return record
 
     def _reap(self) -> int | None:
         process, self.process = self.process, None

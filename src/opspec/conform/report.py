@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, TextIO
@@ -18,12 +19,14 @@ from typing import Any, Iterable, TextIO
 from opspec import __version__
 from opspec.conform import lowering as lowering_mod
 from opspec.conform.cases import Case
-from opspec.conform.runner import STATUSES
+from opspec.conform.attribution import BLAME
+from opspec.conform.evidence import EXECUTED
+from opspec.conform.runner import CLEAN, STATUSES
 from opspec.spec import atomic
 
 FORMAT = 1
 SCHEMA_URL = "https://opspec.dev/schema/conformance_report.schema.json"
-SECTIONS = ("results", "summary", "lowering", "functionalization")  # computed by a run, never carried by --resume
+SECTIONS = ("results", "summary", "executed", "blame", "root_causes", "lowering", "functionalization")  # computed by a run, never carried by --resume
 
 
 class ReportError(ValueError):
@@ -35,7 +38,8 @@ def journal_path(report: Path) -> Path:
 
 
 def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: int, max_compiles: int,
-           dtypes: list[str] | None, ops: list[str] | None, expectations: str | None, isolate: bool) -> dict[str, Any]:
+           dtypes: list[str] | None, ops: list[str] | None, expectations: str | None, isolate: bool,
+           shuffle: int | None = None) -> dict[str, Any]:
     import torch
 
     return {
@@ -46,6 +50,7 @@ def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: i
         "platform": platform.platform(terse=True),
         "backend": backend,
         "device": device,
+        "device_name": device_name(device),
         "opset": opset,
         "seed": seed,
         "max_examples": max_examples,
@@ -54,7 +59,23 @@ def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: i
         "ops": ops or ["*"],
         "expectations": expectations,
         "isolated": isolate,
+        "shuffle": shuffle,
     }
+
+
+def device_name(device: str) -> str:
+    """The hardware the cases ran on: the GPU's name, or the CPU's model."""
+    import torch
+
+    if device == "cuda" and torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 class Journal:
@@ -160,6 +181,42 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, int]:
     return {status: counts.get(status, 0) for status in STATUSES}
 
 
+def executed_counts(records: list[dict[str, Any]]) -> dict[str, int]:
+    """How many cases each party executed (``executed``), over the cases that ran."""
+    counts = Counter(r.get("executed", "unknown") for r in records if r.get("outcome", r["status"]) != "skip")
+    return {party: counts.get(party, 0) for party in EXECUTED}
+
+
+def blame_counts(records: list[dict[str, Any]]) -> dict[str, int]:
+    """Who failed, over the cases whose outcome was not a pass."""
+    counts = Counter(r["blame"] for r in records if r.get("blame"))
+    return {party: counts.get(party, 0) for party in BLAME}
+
+
+_NUMBERS = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|\bs\d+\b|\bu\d+\b")
+
+
+def cause_of(record: dict[str, Any]) -> str:
+    """A failure's message with its numbers, sizes and symbols taken out: failures sharing it share a root cause."""
+    first = next((line for line in str(record.get("message", "")).splitlines() if line.strip()), "")
+    return _NUMBERS.sub("N", first.strip())[:160]
+
+
+def root_causes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cases that did not pass, grouped by (who failed, where, what): biggest group first."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in records:
+        outcome = r.get("outcome", r["status"])
+        if outcome in ("pass", "skip") and r["status"] != "xpass" or not r.get("blame"):
+            continue
+        key = (r["blame"], r.get("blame_stage", ""), outcome, cause_of(r))
+        groups.setdefault(key, []).append(r)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [{"blame": blame, "stage": stage, "outcome": outcome, "cause": cause, "count": len(members),
+             "cases": [f"{r['op']} {r['dtype']} {r['device']}" for r in members]}
+            for (blame, stage, outcome, cause), members in ordered]
+
+
 def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Case], warnings: list[str],
           duration_s: float, manifests_dir: Path | None = None) -> dict[str, Any]:
     """The report; with a ``lowering`` section when the backend has a manifest (``manifests_dir``: where to look)."""
@@ -174,6 +231,9 @@ def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Ca
         "duration_s": round(duration_s, 1),
         "summary": {**summarize(records), "cases": len(records), "compiles": sum(compiles),
                     "max_compiles_per_case": max(compiles, default=0)},
+        "executed": executed_counts(records),
+        "blame": blame_counts(records),
+        "root_causes": root_causes(records),
         **({"lowering": lowering} if lowering is not None else {}),
         "warnings": [*warnings, *lowering_warnings],
         "results": records,
@@ -190,26 +250,53 @@ def progress_line(index: int, total: int, record: dict[str, Any]) -> str:
     width = len(str(total))
     detail = f"{record.get('examples', 0)} ex, {record.get('compiles', 0)} compiles, {record.get('duration_s', 0):.1f}s"
     line = f"[{index:>{width}}/{total}] {record['status']:<13} {record['op']} {record['dtype']} {record['device']} ({detail})"
-    if record["status"] not in ("pass", "xfail", "skip") and record.get("message"):
-        line += f"\n{' ' * (2 * width + 4)}{_clip(record['message'], 160)}"
+    if record["status"] not in CLEAN and record.get("message"):
+        blame = f"[{record['blame']}: {record.get('blame_stage', '')}] " if record.get("blame") else ""
+        line += f"\n{' ' * (2 * width + 4)}{blame}{_clip(record['message'], 160)}"
     return line
 
 
-def summary_table(report: dict[str, Any]) -> str:
+def summary_table(report: dict[str, Any], causes_shown: int = 12) -> str:
     summary = report["summary"]
     backend = lowering_mod.backend_name(report)
-    lines = [f"{backend} on {report['device']}, opset {report['opset']}: {summary['cases']} cases, "
-             f"{summary['compiles']} compiles, {report['duration_s']:.0f}s", ""]
+    described = report["backend"] if isinstance(report["backend"], dict) else {}
+    version = f" ({described['version']})" if described.get("version") else ""
+    lines = [f"{backend}{version} on {report['device']}{_device_detail(report)}, opset {report['opset']}, "
+             f"torch {report.get('torch', '?')}: {summary['cases']} cases, {summary['compiles']} compiles, "
+             f"{report['duration_s']:.0f}s", ""]
     lines.append(f"{'status':<14}{'cases':>6}")
     for status in STATUSES:
-        if summary[status]:
+        if summary.get(status):
             lines.append(f"{status:<14}{summary[status]:>6}")
+    executed = report.get("executed")
+    if executed:
+        lines += ["", "who executed the op (cases run): " + ", ".join(f"{executed[k]} {k}" for k in EXECUTED if executed.get(k))]
+    blame = report.get("blame")
+    if blame and any(blame.values()):
+        lines.append("who failed (cases not passing): " + ", ".join(f"{blame[k]} {k}" for k in BLAME if blame.get(k)))
     lines += ["", *lowering_mod.summary_lines(report)]
-    bad = [r for r in report["results"] if r["status"] not in ("pass", "xfail", "skip")]
+    causes = [c for c in report.get("root_causes", []) if c["outcome"] != "fallback"]
+    if causes:
+        lines += ["", "root causes (not passing, expected or not):"]
+        for cause in causes[:causes_shown]:
+            ops = ", ".join(c.split(" ")[0].removeprefix("aten::") for c in cause["cases"][:6])
+            more = f" +{cause['count'] - 6}" if cause["count"] > 6 else ""
+            lines.append(f"  {cause['count']:>3} {cause['blame']:<8} {cause['stage'] + ':':<15} {cause['outcome']:<13} "
+                         f"{_clip(cause['cause'], 90)}")
+            lines.append(f"      {ops}{more}")
+        if len(causes) > causes_shown:
+            lines.append(f"  ... {len(causes) - causes_shown} more in the report's root_causes")
+    bad = [r for r in report["results"] if r["status"] not in CLEAN]
     if bad:
         lines += ["", "not passing and not expected:"]
-        lines += [f"  {r['status']:<13} {r['op']} {r['dtype']}: {_clip(r.get('message', ''), 110)}" for r in bad]
+        lines += [f"  {r['status']:<13} {r['op']} {r['dtype']}: "
+                  f"{'[' + r['blame'] + '] ' if r.get('blame') else ''}{_clip(r.get('message', ''), 100)}" for r in bad]
     return "\n".join(lines)
+
+
+def _device_detail(report: dict[str, Any]) -> str:
+    name = report.get("device_name")
+    return f" ({name})" if name else ""
 
 
 def _clip(text: str, limit: int) -> str:

@@ -1,16 +1,18 @@
 """A whole run: cases in order, expectations applied, records journaled, one report at the end."""
 from __future__ import annotations
 
+import random
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from opspec.conform import evidence, lowering, report
 from opspec.conform import expectations as expectations_mod
-from opspec.conform import report
 from opspec.conform.cases import Case
 from opspec.conform.isolation import Isolated
+from opspec.conform.runner import CLEAN
 
 
 class RunAborted(RuntimeError):
@@ -26,6 +28,7 @@ class Plan:
     previous: list[dict[str, Any]] = field(default_factory=list)  # records carried over by --resume
     keep_going: bool = False  # --isolate: a crash or timeout is recorded and the run goes on
     previous_duration_s: float = 0.0  # time the resumed run had spent
+    shuffle: int | None = None  # --shuffle SEED: run the cases in this seed's order (the report keeps the plan's)
 
 
 def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
@@ -36,9 +39,12 @@ def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
     done = {report.case_of(r) for r in plan.previous}
     wanted = set(plan.cases)
     # expectations may have changed since: judge carried records by their raw outcome again
-    carried = [expectations_mod.reapply(r, plan.expectations.lookup(report.case_of(r)))
+    carried = [expectations_mod.reapply(evidence.carried(r, lowering.backend_name(plan.header)),
+                                        plan.expectations.lookup(report.case_of(r)))
                for r in plan.previous if report.case_of(r) in wanted]
     todo = [case for case in plan.cases if case not in done]
+    if plan.shuffle is not None:
+        random.Random(plan.shuffle).shuffle(todo)
     journal = report.Journal(report.journal_path(plan.report_path), plan.header, carried)
     records = list(carried)
     if carried:
@@ -71,4 +77,4 @@ def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
 
 
 def exit_code(final: dict[str, Any]) -> int:
-    return 0 if all(r["status"] in ("pass", "xfail", "skip") for r in final["results"]) else 1
+    return 0 if all(r["status"] in CLEAN for r in final["results"]) else 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Any
 
-from opspec.spec.model import CoreOp, DecompositionRule, Opset
+from opspec.spec.model import CoreOp, DecompositionRule, Opset, canonical_op_name
 
 if TYPE_CHECKING:
     from opspec.checks.coverage import Report as CoverageReport
@@ -64,14 +64,7 @@ def lookup(opset: Opset, name: str) -> CoreOp | DecompositionRule:
 
 
 def normalize_name(name: str) -> str:
-    name = name.strip()
-    if name.startswith("aten.") and "::" not in name:
-        name = "aten::" + name[len("aten.") :]
-    if "::" not in name:
-        name = "aten::" + name
-    if name.endswith(".default"):
-        name = name[: -len(".default")]
-    return name
+    return canonical_op_name(name)
 
 
 def describe(opset: Opset, item: CoreOp | DecompositionRule) -> str:

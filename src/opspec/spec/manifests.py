@@ -30,6 +30,7 @@ class BackendManifest:
     fallback: Mapping[str, str] = field(default_factory=dict)  # op -> reason ("" when none)
     description: str = ""
     path: str = ""
+    duck_shapes: bool = True  # compile option: torch's default unless the backend asks otherwise
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
@@ -41,6 +42,7 @@ class BackendManifest:
             fallback={_op_of(e): _text_of(e, "reason") for e in data["fallback"]},
             description=data.get("description", ""),
             path=path,
+            duck_shapes=data.get("compile", {}).get("duck_shapes", True),
         )
 
     def status(self, op: str) -> tuple[str, str]:

@@ -246,3 +246,13 @@ class Opset:
 
     def default_rules(self) -> tuple[DecompositionRule, ...]:
         return tuple(rule for rule in self.rules if rule.kind == "default")
+
+
+def canonical_op_name(spelling: str) -> str:
+    """``aten::sin`` for every spelling torch and opspec use: ``sin``, ``sin.default``, ``aten.sin.default``,
+    ``aten::sin.default``, ``torch.ops.aten.sin.default`` (globs pass through the same way)."""
+    name = spelling.strip().removeprefix("torch.ops.")
+    if "::" not in name:
+        namespace, dot, rest = name.partition(".")
+        name = f"{namespace}::{rest}" if dot and namespace in ("aten", "prims") else f"aten::{name}"
+    return name.removesuffix(".default")

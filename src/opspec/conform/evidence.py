@@ -1,0 +1,315 @@
+"""Execution evidence: did the backend run the op, or did PyTorch?
+
+A numerically right answer is a ``pass`` only where the backend computed it. Each
+case records what can be known about who ran the op (``executed``):
+
+- ``backend``: the backend ran all of the op's computation;
+- ``pytorch``: the op under test ran on a PyTorch kernel (the case is ``fallback``);
+- ``partial``: the backend ran part, PyTorch kernels the rest (also ``fallback``);
+- ``unknown``: nothing tells (the case keeps its verdict, marked so).
+
+Where it comes from (``source``), in this order:
+
+1. ``hook``: the callable the backend returns (or a compiler nested in it, through
+   :func:`report`) says so. The contract: an ``executed_ops()`` method returning
+   ``{"backend": [op, ...], "pytorch": [op, ...]}`` with qualified aten names.
+2. ``partition``: the backend returned a ``torch.fx.GraphModule``. Following the
+   ``torch.fx`` partitioner convention (``CapabilityBasedPartitioner``), ops inside
+   its submodules ran in the backend and ``call_function`` nodes left at the top
+   level ran in PyTorch. A backend that returns the graph it was handed ran nothing.
+   Graphs a backend compiles inside AOT autograd are seen the same way.
+3. ``generated-code`` (inductor): the wrapper code Inductor generates; its calls
+   to ATen kernels (``aten.*``, ``extern_kernels.*``) ran in PyTorch, its
+   generated kernels in Inductor.
+4. ``reference``: the backend *is* PyTorch's eager kernels by design (``eager``,
+   ``aot_eager``, ``export``): a pass says the front end kept the op's meaning.
+5. ``whole-program``: the backend runs the whole program with no way back to
+   PyTorch (``onnxruntime``: an ONNX Runtime session).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+import torch
+
+EXECUTED = ("backend", "pytorch", "partial", "unknown")
+FALLBACK = ("pytorch", "partial")  # a passing case with this evidence is ``fallback``, never ``pass``
+SOURCES = ("hook", "partition", "generated-code", "reference", "whole-program", "none")
+
+# Backends whose kernels are PyTorch's own by design: what a pass means there.
+REFERENCE = {
+    "eager": "the reference itself: PyTorch's eager kernels, no tracing",
+    "aot_eager": "dynamo and AOT autograd, then PyTorch's eager kernels: a pass says the front end kept the op's meaning",
+    "aot_eager_decomp_partition": "dynamo, AOT autograd and Inductor's decompositions, then PyTorch's eager kernels",
+    "export": "torch.export and the opset's decompositions, then PyTorch's eager kernels: a pass says the exported "
+              "program computes the op",
+}
+WHOLE_PROGRAM = {
+    "onnxruntime": "the whole exported program runs in an ONNX Runtime session; the ONNX exporter has no PyTorch fallback",
+}
+SHAPE_QUERIES = ("aten::sym_size.int", "aten::sym_stride.int", "aten::sym_numel", "aten::sym_storage_offset")
+
+
+@dataclass
+class Seen:
+    """What one compiled program says about who runs which ops."""
+
+    source: str
+    backend_ops: set[str] = field(default_factory=set)
+    pytorch_ops: set[str] = field(default_factory=set)
+    note: str = ""
+    kernels: int = 0  # kernels the backend generated (inductor), where it names no ops
+
+
+@dataclass
+class Evidence:
+    executed: str
+    source: str
+    backend_ops: list[str] = field(default_factory=list)
+    pytorch_ops: list[str] = field(default_factory=list)
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"executed": self.executed, "source": self.source}
+        if self.backend_ops:
+            entry["backend_ops"] = self.backend_ops
+        if self.pytorch_ops:
+            entry["pytorch_ops"] = self.pytorch_ops
+        if self.note:
+            entry["note"] = self.note
+        return entry
+
+
+def judge(op: str, seen: Iterable[Seen]) -> Evidence:
+    """The case's evidence from every program compiled for it, judged for the op under test."""
+    seen = list(seen)
+    if not seen:
+        return Evidence("unknown", "none", note="the backend reported nothing about what it executed")
+    source = min((s.source for s in seen), key=SOURCES.index)
+    note = "; ".join(dict.fromkeys(s.note for s in seen if s.note))
+    if source in ("reference", "whole-program"):
+        return Evidence("backend", source, note=note)
+    ran_backend = set().union(*(s.backend_ops for s in seen))
+    ran_pytorch = set().union(*(s.pytorch_ops for s in seen))
+    if op not in SHAPE_QUERIES:  # shape arithmetic around the op is not the op's computation
+        ran_pytorch -= set(SHAPE_QUERIES)
+    did_backend = bool(ran_backend) or any(s.kernels for s in seen)
+    if op in ran_pytorch or _same_op(op, ran_pytorch):
+        executed = "pytorch"
+    elif ran_pytorch:
+        executed = "partial" if did_backend else "pytorch"
+    elif did_backend or source == "generated-code":  # no kernel and no ATen call: views Inductor resolved itself
+        executed = "backend"
+    else:
+        executed = "unknown"
+        note = note or "no op was left to run"
+    return Evidence(executed, source, sorted(ran_backend), sorted(ran_pytorch), note)
+
+
+def static(backend: str) -> Evidence | None:
+    """Evidence that follows from what the backend is, with no need to look (reference and whole-program backends)."""
+    if backend in REFERENCE:
+        return Evidence("backend", "reference", note=REFERENCE[backend])
+    if backend in WHOLE_PROGRAM:
+        return Evidence("backend", "whole-program", note=WHOLE_PROGRAM[backend])
+    return None
+
+
+def carried(record: dict[str, Any], backend: str) -> dict[str, Any]:
+    """A record from a run that collected no evidence, given what can be known without running it again."""
+    if "evidence" in record:
+        return record
+    found = static(backend) or Evidence("unknown", "none", note="recorded before opspec collected execution evidence")
+    return {**record, "evidence": found.as_dict(), "executed": found.executed}
+
+
+def _same_op(op: str, ops: set[str]) -> bool:
+    """``aten::sort.stable`` ran for ``aten::sort``: kernels are named by packet in generated code."""
+    packet = op.split(".")[0]
+    return any(o.split(".")[0] == packet for o in ops)
+
+
+# ---- collecting, per case ----
+
+_collector: contextvars.ContextVar[list[Seen] | None] = contextvars.ContextVar("opspec_evidence", default=None)
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[list[Seen]]:
+    """Everything seen while the block runs (compiles included) lands in the yielded list."""
+    seen: list[Seen] = []
+    token = _collector.set(seen)
+    try:
+        yield seen
+    finally:
+        _collector.reset(token)
+
+
+def note(item: Seen) -> None:
+    found = _collector.get()
+    if found is not None:
+        found.append(item)
+
+
+def report(backend_ops: Iterable[str] = (), pytorch_ops: Iterable[str] = (), note_text: str = "") -> None:
+    """For a backend's compiler nested where opspec cannot see its output: say what ran where."""
+    note(Seen("hook", set(backend_ops), set(pytorch_ops), note_text))
+
+
+# ---- reading what a backend returned ----
+
+def from_hook(compiled: Any) -> Seen | None:
+    executed_ops = getattr(compiled, "executed_ops", None)
+    if not callable(executed_ops):
+        return None
+    found = executed_ops()
+    if isinstance(found, dict):
+        return Seen("hook", set(found.get("backend", ())), set(found.get("pytorch", ())))
+    return Seen("hook", set(found))
+
+
+def graph_module_of(compiled: Any) -> torch.fx.GraphModule | None:
+    """The GraphModule behind what a backend returned: the module, its bound forward or __call__."""
+    if isinstance(compiled, torch.fx.GraphModule):
+        return compiled
+    owner = getattr(compiled, "__self__", None)
+    return owner if isinstance(owner, torch.fx.GraphModule) else None
+
+
+def from_partitions(module: torch.fx.GraphModule, handed: torch.fx.GraphModule | None = None) -> Seen:
+    """Ops in submodules ran in the backend; aten ``call_function`` nodes at the top level ran in PyTorch."""
+    from opspec.conform.backends import graph_ops
+
+    pytorch = graph_ops(module.graph)
+    backend: set[str] = set()
+    for node in module.graph.nodes:
+        if node.op != "call_module":
+            continue
+        child = module.get_submodule(node.target)
+        if isinstance(child, torch.fx.GraphModule):
+            backend |= _all_ops(child)
+        elif handed is not None:  # compiled away: whatever was handed and is not left at the top level
+            backend |= graph_ops(handed.graph) - pytorch
+    seen = Seen("partition", backend, pytorch)
+    if module is handed and not backend:
+        seen.note = "the backend returned the graph it was handed"
+    return seen
+
+
+def _all_ops(module: torch.fx.GraphModule) -> set[str]:
+    from opspec.conform.backends import graph_ops
+
+    found = graph_ops(module.graph)
+    for node in module.graph.nodes:
+        if node.op == "call_module":
+            child = module.get_submodule(node.target)
+            if isinstance(child, torch.fx.GraphModule):
+                found |= _all_ops(child)
+    return found
+
+
+def inspect_returned(compiled: Any, handed: torch.fx.GraphModule | None) -> Seen | None:
+    """What the callable a compiler returned says by itself (hook, then partitions); None when it says nothing."""
+    seen = from_hook(compiled)
+    if seen is not None:
+        return seen
+    module = graph_module_of(compiled)
+    if module is not None:
+        return from_partitions(module, handed)
+    return None
+
+
+# ---- compilers nested in AOT autograd ----
+
+@contextlib.contextmanager
+def watching_aot(used: list[str]) -> Iterator[None]:
+    """While a backend compiles: note when it goes through AOT autograd, and read what its compilers return."""
+    from torch._dynamo.backends import common
+
+    original = common.AotAutograd.__call__
+
+    def call(self, gm, example_inputs, **kwargs):
+        used.append("aot_autograd")
+        wrapped = dict(self.kwargs)
+        for key in ("fw_compiler", "inference_compiler"):
+            if callable(wrapped.get(key)):
+                wrapped[key] = _observed(wrapped[key])
+        saved, self.kwargs = self.kwargs, wrapped
+        try:
+            return original(self, gm, example_inputs, **kwargs)
+        finally:
+            self.kwargs = saved
+
+    common.AotAutograd.__call__ = call
+    try:
+        yield
+    finally:
+        common.AotAutograd.__call__ = original
+
+
+def _observed(compiler: Callable) -> Callable:
+    def compile_and_look(gm, example_inputs, *args, **kwargs):
+        compiled = compiler(gm, example_inputs, *args, **kwargs)
+        seen = inspect_returned(_unboxed(compiled), gm)
+        if seen is not None:
+            note(seen)
+        return compiled
+
+    for attribute in ("_boxed_call",):
+        if hasattr(compiler, attribute):
+            setattr(compile_and_look, attribute, getattr(compiler, attribute))
+    return compile_and_look
+
+
+def _unboxed(compiled: Any) -> Any:
+    """AOT's boxed-calling wrappers keep the module they wrap in a closure; look through them."""
+    if graph_module_of(compiled) is not None or callable(getattr(compiled, "executed_ops", None)):
+        return compiled
+    for cell in getattr(compiled, "__closure__", None) or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:
+            continue
+        if graph_module_of(content) is not None or callable(getattr(content, "executed_ops", None)):
+            return content
+    return compiled
+
+
+# ---- inductor: its generated code ----
+
+_KERNEL_CALL = re.compile(r"\b(?:extern_kernels\.(\w+)|(?:torch\.ops\.)?aten\.(\w+)(?:\.(\w+))?)\(")
+_GENERATED_KERNEL = re.compile(r"async_compile\.(?:cpp|cpp_pybinding|triton|cuda|halide)\(")
+
+
+def from_inductor_code(code: str) -> Seen:
+    """ATen kernels the wrapper calls ran in PyTorch; generated kernels ran in Inductor."""
+    pytorch = set()
+    for extern, packet, overload in _KERNEL_CALL.findall(code):
+        name = extern or packet
+        if name in ("empty_strided", "empty"):  # buffer allocation, not computation
+            continue
+        pytorch.add(f"aten::{name}" + (f".{overload}" if overload and overload != "default" else ""))
+    kernels = len(_GENERATED_KERNEL.findall(code))
+    return Seen("generated-code", set(), pytorch, kernels=kernels)
+
+
+@contextlib.contextmanager
+def watching_inductor() -> Iterator[None]:
+    from torch._inductor.graph import GraphLowering
+
+    previous = GraphLowering.save_output_code
+
+    def save(code: str) -> None:
+        note(from_inductor_code(code))
+        if previous is not None:
+            previous(code)
+
+    GraphLowering.save_output_code = save
+    try:
+        yield
+    finally:
+        GraphLowering.save_output_code = previous

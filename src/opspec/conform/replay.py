@@ -1,0 +1,173 @@
+"""One example judged against a backend, and the repro file that judges it again.
+
+The runner and every repro share :func:`judge`, so replaying a repro gives the
+verdict the run recorded. A repro is standalone Python: the exact inputs (values
+written as literals and checked bit for bit, else as the tensor's bytes), the
+program text the backend compiled, and a call of :func:`main`, which prints the
+verdict and exits 0 only on ``pass``.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable
+
+import torch
+
+from opspec.conform import backends, cases, evidence, properties
+from opspec.conform.backends import CompileError
+from opspec.spec import load
+from opspec.testing import compare, strategies
+from opspec.testing.strategies import Call
+from opspec.testing.strategies.call import tensor_source
+from opspec.testing.strategies.values import storage_view
+
+
+def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Callable[[], list], checker, tolerance,
+          seed: int, *, float64: Callable[[], Any], compiled: dict | None = None, key: Any = None):
+    """The example's Comparison, or a finished record (status, message) when it did not pass."""
+    compiled = {} if compiled is None else compiled
+    built = compiled.get(key)
+    if built is None:
+        try:
+            built = compiled[key] = backend.compile(program(), inputs())
+        except CompileError as err:
+            return {"status": "compile-error", "message": str(err)}
+        except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
+            return {"status": "compile-error", "message": f"{type(err).__name__}: {_line(err)}"}
+    torch.manual_seed(seed)
+    reference = program()(*inputs())
+    torch.manual_seed(seed)
+    try:
+        candidate = built(*inputs())
+    except CompileError as err:
+        return {"status": "compile-error", "message": str(err)}
+    except Exception as err:  # noqa: BLE001
+        return {"status": "run-error", "message": f"{type(err).__name__}: {_line(err)}"}
+    if checker is not None:
+        verdict = checker(candidate, reference)
+    else:
+        verdict = compare.compare(candidate, reference, float64=float64(), tolerance=tolerance)
+    if not verdict.ok:
+        record = {"status": "fail", "message": verdict.message}
+        record.update(metrics([verdict]))
+        return record
+    return verdict
+
+
+def float64_reference(example: cases.Example) -> Any:
+    """The float64 run fp16/bf16 outputs are measured against; None where it does not apply or fails."""
+    if not any(t.dtype in compare.LOW_PRECISION for t in example.inputs):
+        return None
+    try:
+        program = cases.make_program(example.call.op, compare.upcast(example.args), compare.upcast(example.kwargs),
+                                     example.written)
+        return program(*compare.upcast(tuple(example.fresh_inputs())))
+    except Exception:  # no float64 kernel: compare falls back to (rtol, atol)
+        return None
+
+
+def judge_example(backend: backends.Backend, example: cases.Example, op, seed: int, *, compiled: dict | None = None,
+                  program: Callable | None = None):
+    """:func:`judge` for a drawn example, with the op's checker and tolerance."""
+    tolerance = strategies.effective_hints(op.name, op.testing).tolerance
+    checker = properties.CHECKERS.get(op.name)
+    checked = (lambda candidate, reference: checker(candidate, reference, example)) if checker else None
+    return judge(backend, (lambda: program) if program is not None else example.program, example.fresh_inputs,
+                 checked, tolerance, seed, float64=lambda: float64_reference(example), compiled=compiled,
+                 key=example.key)
+
+
+def metrics(verdicts: list[compare.Comparison]) -> dict[str, Any]:
+    def worst(field: str):
+        values = [getattr(v, field) for v in verdicts if getattr(v, field) is not None]
+        return max(values) if values else None
+
+    tolerance = next((v.tolerance for v in verdicts if v.tolerance is not None), None)
+    return {"max_abs_error": worst("max_abs_error"), "max_rel_error": worst("max_rel_error"),
+            "kernel_error": worst("kernel_error"), "tolerance": list(tolerance) if tolerance else None}
+
+
+def _line(err: BaseException) -> str:
+    lines = [line for line in str(err).strip().splitlines() if line.strip()]
+    return lines[0][:500] if lines else ""
+
+
+# ---- the repro file ----
+
+def exact_tensor_source(tensor: torch.Tensor) -> str:
+    """Source that rebuilds ``tensor`` bit for bit: readable literals where they round-trip, else its bytes."""
+    readable = tensor_source(tensor)
+    if _same_bits(eval(readable, cases.program_globals()), tensor):  # noqa: S307 - source we just wrote
+        return readable
+    flat = storage_view(tensor.detach()).cpu().contiguous().reshape(-1)
+    data = flat.view(torch.uint8).numpy().tobytes().hex() if flat.numel() else ""
+    device = "" if tensor.device.type == "cpu" else f".to({str(tensor.device)!r})"
+    return (f"torch.frombuffer(bytearray.fromhex({data!r}), dtype={tensor.dtype}).clone(){device}"
+            f".as_strided({tuple(tensor.shape)}, {tuple(tensor.stride())}, {tensor.storage_offset()})")
+
+
+def _same_bits(rebuilt: torch.Tensor, tensor: torch.Tensor) -> bool:
+    if (rebuilt.dtype, rebuilt.shape, rebuilt.stride(), rebuilt.storage_offset(), rebuilt.device) != \
+            (tensor.dtype, tensor.shape, tensor.stride(), tensor.storage_offset(), tensor.device):
+        return False
+    a, b = rebuilt.detach().cpu().reshape(-1).contiguous(), tensor.detach().cpu().reshape(-1).contiguous()
+    return a.numel() == 0 or torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+
+
+def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str, seed: int, dynamic: bool) -> str:
+    """The repro of one example: run it to print the verdict (exit 0 only on pass)."""
+    tensors = [f"t{i} = {exact_tensor_source(t)}" for i, t in enumerate(example.inputs)]
+    args = cases.literal(example.args)
+    kwargs = "{" + ", ".join(f"{k!r}: {cases.literal(v)}" for k, v in example.kwargs.items()) + "}"
+    program = cases.program_source(example.call.op, example.args, example.kwargs, example.written)
+    described = {"op": case.op, "dtype": case.dtype, "device": case.device, "backend": backend, "opset": opset,
+                 "seed": seed, "dynamic": dynamic}
+    return "\n".join([
+        f"# opspec repro: {case.op} {case.dtype} {case.device} on backend {backend}, opset {opset}",
+        "import torch",
+        "",
+        "from opspec.conform.cases import SYMBOLIC  # noqa: F401 - the symbolic ops' spelling",
+        "from opspec.conform.replay import main",
+        "",
+        "nan, inf = float('nan'), float('inf')",
+        f"CASE = {described!r}",
+        *tensors,
+        f"args = {args}",
+        f"kwargs = {kwargs}",
+        "",
+        "",
+        program.rstrip("\n"),
+        "",
+        "",
+        "if __name__ == '__main__':",
+        "    main(CASE, program, args, kwargs)",
+    ]) + "\n"
+
+
+@functools.lru_cache(maxsize=None)
+def _opset(version: str):
+    return load.load_opset(version)
+
+
+def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, Any]:
+    """{status, message, executed} of the repro's program against its backend, judged as the run judged it."""
+    opset = _opset(case["opset"])
+    op = opset.ops_by_name[case["op"]]
+    backend = backends.resolve(case["backend"], opset, dynamic=case.get("dynamic", True))
+    example = cases.Example.of(Call(case["op"], tuple(args), dict(kwargs)))
+    torch._dynamo.reset()
+    with evidence.collecting() as seen:
+        outcome = judge_example(backend, example, op, case["seed"], program=program)
+    found = evidence.static(backend.name) or evidence.judge(case["op"], seen)
+    if isinstance(outcome, dict):
+        return {"status": outcome["status"], "message": outcome["message"], "executed": found.executed}
+    status = "fallback" if found.executed in evidence.FALLBACK else "pass"
+    return {"status": status, "message": outcome.message, "executed": found.executed}
+
+
+def main(case: dict[str, Any], program: Callable, args, kwargs) -> None:
+    result = verdict(case, program, args, kwargs)
+    print(f"{result['status']}: {case['op']} on {case['backend']} ({result['executed']} executed it)"
+          + (f"\n{result['message']}" if result["message"] else ""))
+    sys.exit(0 if result["status"] == "pass" else 1)

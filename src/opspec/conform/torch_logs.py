@@ -1,0 +1,29 @@
+"""torch's own log lines (guard failures, recompiles, graph breaks) go to a file, not the terminal.
+
+A run's terminal shows verdicts; the tracebacks torch logs while tracing the
+cases (most of them guard evaluations it recovers from) are kept beside the
+report (``REPORT.log``) for whoever needs them.
+"""
+from __future__ import annotations
+
+import logging
+
+
+def to_file(path: str) -> None:
+    """Send every ``torch.*`` logger's output and Python warnings to ``path`` (appended)."""
+    import torch._logging._internal as internal
+
+    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    names = {"torch", *internal.log_registry.get_log_qnames(), *internal.log_registry.get_artifact_log_qnames()}
+    for name in sorted(names):
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if isinstance(h, logging.StreamHandler)
+                    and not isinstance(h, logging.FileHandler)]:
+            logger.removeHandler(old)
+        if not logger.propagate or name == "torch":
+            logger.addHandler(handler)
+    logging.captureWarnings(True)
+    warnings_logger = logging.getLogger("py.warnings")
+    warnings_logger.handlers = [handler]
+    warnings_logger.propagate = False
