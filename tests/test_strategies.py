@@ -143,6 +143,14 @@ def test_domain_hint_excludes_zero_negatives_and_nan():
             assert not x.isnan().any() and bool((x > 0).all()), call.repro()
 
 
+def test_a_bounded_domain_hint_bounds_complex_parts_too():
+    hints = model.TestingHints(domain={"self": Interval.parse("[-10, 10]")})
+    parts = torch.cat([torch.view_as_real(c.args[0]).reshape(-1) for c in examples("aten::sin", 40, hints=hints, dtype=torch.complex64)])
+    assert parts.isfinite().all() and bool((parts.abs() <= 10).all())
+    unbounded = torch.cat([torch.view_as_real(c.args[0]).reshape(-1) for c in examples("aten::sin", 40, dtype=torch.complex64)])
+    assert (unbounded.abs() > 10).any()  # the default parts reach 1e6
+
+
 def test_unrestricted_floats_include_edge_values():
     values = torch.cat([c.args[0].reshape(-1).double() for c in examples("aten::sin", 200)])
     assert values.isnan().any() and values.isposinf().any() and values.isneginf().any()

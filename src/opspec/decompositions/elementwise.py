@@ -213,3 +213,25 @@ def full_like(
         device=self.device if device is None else device,
         pin_memory=pin_memory,
     )
+
+
+def lerp(self: torch.Tensor, end: torch.Tensor, weight) -> torch.Tensor:
+    """torch's two-sided formula (``torch._refs.lerp``, exact at weight 0 and 1) without its last step.
+
+    torch restrides the result with ``prims::copy_strided`` whenever ``self`` and ``end`` differ
+    in layout, an op outside aten and so outside any core set; strides are not part of an op's
+    result here, so the values are returned as computed. Both overloads: ``weight`` is a number
+    (``lerp.Scalar``) or a tensor (``lerp.Tensor``). float16/bfloat16 are computed in float32.
+    """
+    out_dtype = self.dtype
+    work = compute_dtype(out_dtype)
+    start, stop = cast(self, work), cast(end, work)
+    if isinstance(weight, torch.Tensor):
+        weight = cast(weight, work)
+    else:
+        weight = aten.full.default([], weight, dtype=work, device=self.device)
+    mask = aten.ge.Scalar(aten.abs.default(weight), 0.5)
+    coeff = aten.where.self(mask, aten.sub.Tensor(weight, 1), weight)
+    base = aten.where.self(mask, stop, start)
+    output = aten.add.Tensor(aten.mul.Tensor(coeff, aten.sub.Tensor(stop, start)), base)
+    return cast(output, out_dtype)

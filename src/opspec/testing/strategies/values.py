@@ -146,6 +146,15 @@ def integer_values(draw, numel: int, dtype: torch.dtype, domain: Interval | None
     return values.to(dtype)
 
 
+def complex_parts(domain: Interval | None) -> Interval:
+    """The interval both parts of a complex value come from: the default, or a bounded domain hint within it."""
+    if domain is None or not (math.isfinite(domain.low) and math.isfinite(domain.high)):
+        return COMPLEX_PART_DOMAIN
+    low = max(domain.low, COMPLEX_PART_DOMAIN.low)
+    high = min(domain.high, COMPLEX_PART_DOMAIN.high)
+    return Interval(low, high, True, True) if low < high else COMPLEX_PART_DOMAIN
+
+
 def values(draw, shape: tuple[int, ...], dtype: torch.dtype, domain: Interval | None = None,
            *, ties_often: bool = False) -> torch.Tensor:
     """A contiguous CPU tensor of ``shape`` and ``dtype`` with values drawn as described above."""
@@ -159,8 +168,8 @@ def values(draw, shape: tuple[int, ...], dtype: torch.dtype, domain: Interval | 
         real_dtype = torch.float32 if dtype == torch.complex64 else torch.float64
         # Complex parts stay finite and moderate: with infinite or overflowing parts, kernels follow
         # C99 Annex G while a decomposition's separate real arithmetic yields other NaN/inf patterns,
-        # a difference no decomposition promises to match.
-        parts = COMPLEX_PART_DOMAIN
+        # a difference no decomposition promises to match. A bounded domain hint narrows the parts.
+        parts = complex_parts(domain)
         real = float_values(draw, numel, real_dtype, parts, generator, ties_often)
         imag = float_values(draw, numel, real_dtype, parts, generator, ties_often)
         flat = torch.complex(real, imag)
