@@ -35,5 +35,9 @@ test: $(STAMP) browser
 explore: $(STAMP)
 	OPSPEC_HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest conformance/ -n auto -p no:cacheprovider
 
+# The screenshots the site's "What it looks like" page shows, taken by the browser test.
+screenshots: $(STAMP) browser
+	OPSPEC_SCREENSHOTS=site/docs/assets/screenshots $(BIN)/python -m pytest tests/test_site_browser.py -q -p no:cacheprovider
+
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

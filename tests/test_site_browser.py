@@ -1,9 +1,16 @@
-"""The built site in headless Chromium: search finds an op, its page opens, a hostile proposal stays inert."""
+"""The built site in headless Chromium, used as a reader would: search, op pages, the scoreboard.
+
+The repository's own site is built into a scratch folder (so search ranks among all the
+real pages); a small workspace with one hostile proposal checks that it stays inert.
+With OPSPEC_SCREENSHOTS=DIR the op page and the scoreboard are saved there as PNGs
+(`make screenshots` writes the ones the docs show).
+"""
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -12,19 +19,36 @@ from opspec_fixtures import payload_proposal, write_workspace
 from opspec.reports.site.build import build, serve_in_thread
 from opspec.spec.workspace import Workspace
 
+ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = "/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else shutil.which("chromedriver")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 pytest.importorskip("material", reason="mkdocs-material is not installed")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="chromium and chromium-driver are not installed")
 
+SPELLINGS = ("add.Tensor", "aten::add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor")
+
+
+def _serve(root: Path, out: Path):
+    result = build(Workspace(root), out, write_generated=False)
+    return serve_in_thread(result.out)
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    root = write_workspace(tmp_path_factory.mktemp("browser") / "repo")
+    """The repository's own site, built into a scratch folder, so search ranks among all the real pages."""
+    httpd, url = _serve(ROOT, tmp_path_factory.mktemp("site") / "html")
+    yield url
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def served_hostile(tmp_path_factory):
+    """A small workspace with a proposal whose every field tries to run script."""
+    root = write_workspace(tmp_path_factory.mktemp("hostile") / "repo")
     (root / "proposals" / "0002-payload.md").write_text(payload_proposal())
-    result = build(Workspace(root))
-    httpd, url = serve_in_thread(result.out)
+    httpd, url = _serve(root, root / "site" / "build")
     yield url
     httpd.shutdown()
     httpd.server_close()
@@ -40,46 +64,148 @@ def browser():
     options.binary_location = CHROMIUM
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1280,900", f"--user-data-dir={profile}"):
+                 "--disable-dev-shm-usage", "--window-size=1280,900", "--hide-scrollbars", f"--user-data-dir={profile}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.set_page_load_timeout(30)
+    driver.set_page_load_timeout(60)
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
 
 
-def test_search_finds_an_op_and_its_page_opens(served, browser, tmp_path_factory):
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
+def _wait():
     from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(browser, 30)
-    browser.get(served)
-    box = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "input.md-search__input")))
+    return WebDriverWait
+
+
+def search(browser, url: str, query: str) -> list[str]:
+    """The result links for ``query``, once the list has stopped changing (search runs in a worker)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    if not browser.current_url.startswith(url):
+        browser.get(url)
+    box = _wait()(browser, 60).until(ec.element_to_be_clickable((By.CSS_SELECTOR, "input.md-search__input")))
     box.click()
-    box.send_keys("var_mean")
-    link = wait.until(ec.element_to_be_clickable(
-        (By.CSS_SELECTOR, ".md-search-result__item a[href*='aten-var_mean.correction']")))
-    link.click()
-    heading = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "article h1")))
-    assert heading.text.strip().startswith("aten::var_mean.correction")
+    box.clear()
+    box.send_keys(query)
+    last, stable, deadline = None, 0, time.monotonic() + 60
+    while time.monotonic() < deadline and stable < 4:
+        time.sleep(0.25)
+        links = browser.execute_script(
+            "return Array.from(document.querySelectorAll('.md-search-result__item > a')).map(a => a.getAttribute('href'))")
+        stable = stable + 1 if links and links == last else 0
+        last = links
+    return [link.split("?")[0] for link in last or []]
+
+
+def screenshot(browser, name: str, tmp_path_factory, full_height: int | None = None) -> Path:
+    folder = Path(os.environ.get("OPSPEC_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    if full_height:
+        browser.set_window_size(1280, full_height)
+    shot = folder / f"{name}.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    browser.set_window_size(1280, 900)
+    return shot
+
+
+@pytest.mark.parametrize("query", SPELLINGS)
+def test_search_ranks_the_op_page_first_for_every_spelling(served, browser, query):
+    results = search(browser, served, query)
+    assert results, f"no results for {query}"
+    assert results[0].endswith("generated/ops/aten-add.Tensor/"), (query, results[:5])
+
+
+def test_search_finds_an_op_by_part_of_its_name_and_its_page_opens(served, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    results = search(browser, served, "var_mean")
+    assert results[0].endswith("generated/ops/aten-var_mean.correction/")
+    browser.find_element(By.CSS_SELECTOR, ".md-search-result__item > a").click()
+    heading = _wait()(browser, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "article h1")))
+    assert heading.text.strip() == "aten::var_mean.correction"
     article = browser.find_element(By.CSS_SELECTOR, "article").text
     assert "Decomposition" in article and "aten::mean.dim" in article and "History" in article
-    shots = Path(os.environ.get("OPSPEC_ARTIFACTS") or tmp_path_factory.mktemp("screenshots"))
-    shots.mkdir(parents=True, exist_ok=True)
-    shot = shots / "op-page.png"
-    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 1000
-    print(f"screenshot: {shot}")
 
 
-def test_hostile_proposal_renders_inert(served, browser):
+def _broken_identifiers(browser) -> list[str]:
+    """Code in tables that the browser laid out on more than one line."""
+    return browser.execute_script("""
+        return Array.from(document.querySelectorAll('article table code'))
+            .filter(c => c.getClientRects().length > 1).map(c => c.textContent);""")
+
+
+def test_op_page_shows_whole_schema_unbroken_names_and_the_example(served, browser, tmp_path_factory):
+    from selenium.webdriver.common.by import By
+
+    browser.get(served + "generated/ops/aten-convolution/")
+    schema = browser.find_element(By.CSS_SELECTOR, "pre.opspec-schema code")
+    assert schema.text.replace("\n", " ").endswith("SymInt[] output_padding, SymInt groups) -> Tensor")
+    assert browser.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth + 1", schema)
+    assert _broken_identifiers(browser) == []
+    article = browser.find_element(By.CSS_SELECTOR, "article").text
+    for heading in ("What it computes", "Arguments", "Dtypes and devices", "Example", "Decompositions", "Equivalents"):
+        assert heading in article
+    assert "[[[[ 8., 12.]," in article  # the output torch computed when the site was built
+    browser.get(served + "generated/ops/aten-add.Tensor/")
+    assert _broken_identifiers(browser) == []
+    screenshot(browser, "op-page", tmp_path_factory, full_height=2000)
+
+
+def test_op_index_filters_by_category_and_status(served, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(served + "generated/ops/")
+    table = browser.find_element(By.CSS_SELECTOR, "article table")  # the core ops
+    total = len([r for r in table.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()])
+    assert total == 193
+    Select(browser.find_element(By.CSS_SELECTOR, ".opspec-filter select[aria-label=Category]")).select_by_value("reduction")
+    shown = [r for r in table.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
+    assert 0 < len(shown) < total
+    assert all(r.find_elements(By.CSS_SELECTOR, "td")[1].text == "reduction" for r in shown)
+    Select(browser.find_element(By.CSS_SELECTOR, ".opspec-filter select[aria-label=Status]")).select_by_value("active")
+    both = [r for r in table.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
+    assert [r.text for r in both] == [r.text for r in shown if r.find_elements(By.CSS_SELECTOR, "td")[2].text == "active"]
+    assert _broken_identifiers(browser) == []
+
+
+def test_scoreboard_heat_map_renders_and_links_to_the_case(served, browser, tmp_path_factory):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    browser.get(served + "generated/proposals/0002/")
-    article = WebDriverWait(browser, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "article")))
+    browser.get(served + "generated/scoreboard/")
+    reports = sorted((ROOT / "conformance" / "results").glob("*.json"))
+    summary = browser.find_element(By.CSS_SELECTOR, "article table").text
+    for report in reports:
+        assert report.stem.split("-")[0] in summary
+    cells = browser.find_elements(By.CSS_SELECTOR, ".opspec-heatmap a.hm")
+    assert len(cells) >= 193 * len(reports)
+    sizes = browser.execute_script("return arguments[0].map(c => [c.offsetWidth, c.offsetHeight])", cells[:50])
+    assert all(w >= 8 and h >= 8 for w, h in sizes)  # drawn, not collapsed
+    colours = set(browser.execute_script("return arguments[0].map(c => getComputedStyle(c).backgroundColor)", cells))
+    assert len(colours) >= 2  # pass and xfail at least
+    screenshot(browser, "scoreboard", tmp_path_factory, full_height=1700)
+    xfail = browser.find_element(By.CSS_SELECTOR, ".opspec-heatmap a.hm-xfail")
+    title = xfail.get_attribute("title")
+    assert ": xfail — " in title  # the expectation's reason on hover
+    browser.get(xfail.get_attribute("href"))
+    target = browser.current_url.split("#")[1]
+    heading = _wait()(browser, 30).until(ec.presence_of_element_located((By.ID, target)))
+    section = heading.find_element(By.XPATH, "./ancestor::h3").text
+    assert "xfail" in section
+    assert "Expectation's reason:" in browser.find_element(By.CSS_SELECTOR, "article").text
+
+
+def test_hostile_proposal_renders_inert(served_hostile, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    browser.get(served_hostile + "generated/proposals/0002/")
+    article = _wait()(browser, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "article")))
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     text = article.text
     assert "<script>window.__pwned = 1</script>" in text  # shown, not run
