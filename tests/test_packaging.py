@@ -49,3 +49,19 @@ def test_wheel_carries_the_opset_data(tmp_path):
     for data_file in (ROOT / "opset").rglob("*"):
         if data_file.is_file() and data_file.suffix in (".yaml", ".json"):
             assert f"opspec/_opset/{data_file.relative_to(ROOT / 'opset').as_posix()}" in names
+    assert {"opspec/_opset/descriptions.yaml", "opspec/_opset/schema/descriptions.schema.json"} <= names
+    for template in (ROOT / "src" / "opspec" / "reports" / "templates").rglob("*.j2"):
+        assert f"opspec/{template.relative_to(ROOT / 'src' / 'opspec').as_posix()}" in names
+    for folder, package in (("conformance/backends", "_backends"), ("conformance/expectations", "_expectations")):
+        for data_file in (ROOT / folder).glob("*.yaml"):
+            assert f"opspec/{package}/{data_file.name}" in names
+    # Installed from the wheel alone, away from the checkout, the package reads its own copy of the data.
+    target = tmp_path / "installed"
+    zipfile.ZipFile(wheel).extractall(target)
+    code = ("from opspec.spec import load, resources\n"
+            "print(resources.opset_root()); print(len(load.load_opset().ops), len(load.load_descriptions()))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr
+    where, counts = run.stdout.splitlines()
+    assert where == str(target / "opspec" / "_opset") and counts == "193 193"

@@ -334,3 +334,18 @@ def test_every_version_has_its_own_pages(tmp_path):
     assert "[2026.11](../2026.11/ops/aten-abs.md)" in pages["ops/aten-abs.md"]
     assert "[2026.11](2026.11/ops/index.md)" in pages["versions.md"]
     assert (result.out / "generated" / "2026.11" / "ops" / "aten-abs" / "index.html").is_file()
+
+
+def test_docs_workflow_deploys_what_site_build_builds():
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "docs.yml").read_text())
+    triggers = workflow[True] if True in workflow else workflow["on"]  # YAML 1.1 reads `on` as True
+    assert "release" in triggers and workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    steps = workflow["jobs"]["build"]["steps"]
+    build_step = next(s["run"] for s in steps if "opspec site build" in s.get("run", ""))
+    out = re.search(r"opspec site build --out (\S+)", build_step).group(1)
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
+    assert upload["with"]["path"] == out  # exactly what the local command builds
+    assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in workflow["jobs"]["deploy"]["steps"])
+    assert workflow["jobs"]["deploy"]["needs"] == "build"

@@ -35,6 +35,7 @@ class BuildResult:
     pages: int
     seconds: float
     skipped_proposals: list[str]
+    generate_seconds: float = 0.0  # of ``seconds``: generating the pages (examples run with torch)
 
 
 def _swap(new: Path, target: Path) -> None:
@@ -63,6 +64,7 @@ def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = Tru
         raise BuildError(f"{config}: missing (the site's mkdocs configuration)")
     out = (out or ws.site / "build").resolve()
     generated = generate(ws)
+    generate_seconds = time.perf_counter() - started
     if generated.problems:
         raise BuildError("\n".join(generated.problems))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +97,8 @@ def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = Tru
             _swap(scratch / "docs" / GENERATED, ws.site / "docs" / GENERATED)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return BuildResult(out, len(generated.pages), time.perf_counter() - started, generated.skipped_proposals)
+    return BuildResult(out, len(generated.pages), time.perf_counter() - started, generated.skipped_proposals,
+                       generate_seconds)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

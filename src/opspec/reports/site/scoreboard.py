@@ -64,7 +64,7 @@ def _heatmap(results: results_mod.Results, newest: Opset, page_prefix: str, op_p
         if key not in worst or results_mod.status_key(r.status) > results_mod.status_key(worst[key].status):
             worst[key] = r
     chunk = -(-len(ops) // max(1, -(-len(ops) // 65)))  # equal chunks of at most 65 squares
-    lines = ['<div class="opspec-heatmap" markdown="0">']
+    lines = ['<div class="opspec-heatmap" data-search-exclude>']
     for start in range(0, len(ops), chunk):
         part = ops[start : start + chunk]
         lines.append('<table class="opspec-hm"><tbody>')
@@ -150,7 +150,7 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         records = sorted(results.for_report(report.name), key=lambda r: (r.op, r.dtype))
         counts = {s: sum(1 for r in records if r.status == s) for s in statuses}
         out[f"reports/{report.name}.md"] = env.get_template("report.md.j2").render(
-            front=yaml_front(f"{report.backend} on {report.device}: conformance report"),
+            front=yaml_front(f"{report.backend} on {report.device}: conformance report", search_exclude=True),
             report=report, records=records, counts=counts, total=len(records),
             percent=_percent, anchor=anchor, coverage=results.coverage.get(report.backend),
             meaning=LOWERING_MEANING.get(report.backend) or report.manifest_description or DEFAULT_MEANING,
@@ -160,7 +160,8 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
     return out
 
 
-def yaml_front(title: str) -> str:
+def yaml_front(title: str, search_exclude: bool = False) -> str:
+    """Front matter; report pages stay out of search, which is for finding ops and pages about them."""
     from opspec.spec import yamlio
 
-    return yamlio.dump({"title": title}).rstrip("\n")
+    return yamlio.dump({"title": title, **({"search": {"exclude": True}} if search_exclude else {})}).rstrip("\n")

@@ -1,0 +1,58 @@
+"""Time `opspec site build` of this repository, the command the docs workflow runs.
+
+    python benchmarks/site_build.py [--runs N]
+
+Each run is a fresh process building into a scratch folder (the generated pages
+are not rewritten), so it pays for importing torch, running every op page's
+example, and the strict mkdocs build. Prints each run's wall time, the share
+spent generating pages, the page count and the load average around the runs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE = """
+import sys
+from pathlib import Path
+from opspec.reports.site.build import build
+from opspec.spec.workspace import Workspace
+result = build(Workspace(Path(sys.argv[1])), Path(sys.argv[2]), write_generated=False)
+print(f"pages={result.pages} generate={result.generate_seconds:.1f} total={result.seconds:.1f}")
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    load_before = os.getloadavg()[0]
+    walls = []
+    for run in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="opspec-site-bench-") as folder:
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", CODE, str(ROOT), str(Path(folder) / "html")],
+                                  capture_output=True, text=True)
+            wall = time.perf_counter() - started
+        if done.returncode != 0:
+            print(done.stderr[-2000:], file=sys.stderr)
+            return 1
+        fields = dict(re.findall(r"(\w+)=([\d.]+)", done.stdout))
+        walls.append(wall)
+        print(f"run {run + 1}: {wall:.1f} s wall ({fields['total']} s in build: {fields['generate']} s generating "
+              f"{fields['pages']} pages, the rest mkdocs)")
+    load_after = os.getloadavg()[0]
+    print(f"median {sorted(walls)[len(walls) // 2]:.1f} s, max {max(walls):.1f} s over {len(walls)} runs "
+          f"(load average {load_before:.1f} before, {load_after:.1f} after, {os.cpu_count()} cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
