@@ -116,10 +116,11 @@ def test_scoreboard_is_generic_over_statuses_and_fields(tmp_path):
     folder.mkdir(parents=True)
     (folder / "vendor-cuda.json").write_text(json.dumps({
         "backend": {"name": "vendor", "version": "2.0", "package": "vendorpkg"}, "device": "cuda", "torch": "2.15.0",
-        "opspec": "0.2.0", "date": "2026-12-01T10:00:00Z", "results": [
+        "opspec": "0.2.0", "date": "2026-12-01T10:00:00Z", "device_name": "Example GPU",
+        "blame": {"frontend": 1, "backend": 0, "opspec": 0}, "results": [
             {"op": "aten::abs", "dtype": "float32", "status": "fallback"},
             {"op": "aten::abs", "dtype": "float16", "status": "weird-new-status", "message": "m"},
-            {"op": "aten::add.Tensor", "dtype": "float32", "status": "xfail", "attribution": "frontend",
+            {"op": "aten::add.Tensor", "dtype": "float32", "status": "xfail", "blame": "frontend", "blame_stage": "dynamo",
              "expectation": {"reason": "a known frontend bug"}, "repro": "import torch\nprint(1)\n```\n<script>"},
             {"op": "aten::mul.Tensor", "dtype": "float32", "status": "pass"}]}))
     (folder / "bare.json").write_text(json.dumps({"results": [{"op": "aten::abs", "status": "pass"}]}))
@@ -132,8 +133,10 @@ def test_scoreboard_is_generic_over_statuses_and_fields(tmp_path):
     assert board.count('class="hm hm-') >= 2 * 8 and "hm-weird-new-status" in board
     assert "No CUDA report is committed yet" not in board
     report = pages["reports/vendor-cuda.md"]
-    assert "Expectation's reason: a known frontend bug" in report and "Put on the **frontend**." in report
+    assert "Expectation's reason: a known frontend bug" in report and "Put on the **frontend \\(dynamo\\)**." in report
     assert "<script" not in report and "&lt;script&gt;" in report  # the repro is shown, inert
+    assert "| cuda \\(Example GPU\\) |" in report or "| cuda (Example GPU) |" in report
+    assert "**Not passing, by who failed:** 1 frontend, 0 backend, 0 opspec." in report
     page = pages["ops/aten-abs.md"]
     assert "vendor: [fallback]" in page and "vendor: [weird-new-status]" in page
 

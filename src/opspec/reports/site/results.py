@@ -57,6 +57,8 @@ class Report:
     dtypes: tuple[str, ...]
     duration_s: float | None
     manifest_description: str = ""
+    device_name: str = ""  # the hardware, when the report names it
+    blame: dict[str, int] = field(default_factory=dict)  # non-passes by who failed, when the report counts them
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,9 @@ def _report(data: dict, path: Path, backend: str, manifests: dict[str, str]) -> 
         dtypes=tuple(str(d) for d in data.get("dtypes", ()) if isinstance(d, str)) if isinstance(data.get("dtypes"), list) else (),
         duration_s=float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
         manifest_description=manifests.get(backend, ""),
+        device_name=_text(data, ("device_name",)),
+        blame={k: v for k, v in data["blame"].items() if isinstance(v, int) and not isinstance(v, bool)}
+        if isinstance(data.get("blame"), dict) else {},
     )
 
 
@@ -206,9 +211,11 @@ def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
                 skipped += 1
                 continue
             expectation = item.get("expectation") if isinstance(item.get("expectation"), dict) else {}
-            attribution = item.get("attribution")
+            attribution = item.get("blame") or item.get("attribution")
             if isinstance(attribution, dict):
                 attribution = _text(attribution, ("who", "layer", "component", "name"))
+            if isinstance(attribution, str) and _text(item, ("blame_stage",)):
+                attribution = f"{attribution} ({_text(item, ('blame_stage',))})"
             repro = item.get("repro")
             results.records.append(Record(
                 backend=backend,
