@@ -335,7 +335,7 @@ def test_every_version_has_its_own_pages(tmp_path):
     assert "exclude: true" in old and "this is an older version's page" in old
     assert "[2026.12](../../ops/aten-abs.md)" in old and "**2026.11**" in old
     assert "[2026.11](../2026.11/ops/aten-abs.md)" in pages["ops/aten-abs.md"]
-    assert "[2026.11](2026.11/ops/index.md)" in pages["versions.md"]
+    assert "[2026.11](2026.11/ops/index.md)" in pages["opsets.md"]
     assert (result.out / "generated" / "2026.11" / "ops" / "aten-abs" / "index.html").is_file()
 
 
@@ -352,3 +352,16 @@ def test_docs_workflow_deploys_what_site_build_builds():
     assert upload["with"]["path"] == out  # exactly what the local command builds
     assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in workflow["jobs"]["deploy"]["steps"])
     assert workflow["jobs"]["deploy"]["needs"] == "build"
+
+
+def test_scoreboard_shows_the_torch_version_matrix_when_present(tmp_path):
+    root = write_workspace(tmp_path / "repo")
+    assert "## torch versions" not in generate(Workspace(root)).pages["scoreboard.md"]
+    folder = root / "benchmarks" / "results"
+    folder.mkdir(parents=True)
+    (folder / "version_matrix.json").write_text(json.dumps({"versions": {
+        "2.11.0": {"torch": "2.11.0", "validate": {"ok": False, "summary": "1 note"}, "drift": {"ok": True}, "total_s": 60},
+        "2.15.0": {"torch": "2.15.0", "validate": {"ok": True}, "drift": {"ok": True}}}}))
+    board = generate(Workspace(root)).pages["scoreboard.md"]
+    assert "| torch | validate | drift | total\\_s |" in board
+    assert "| 2.11.0 | differs | ok | 60 |" in board and "| 2.15.0 | ok | ok | — |" in board

@@ -218,7 +218,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                          **({} if is_newest else {"search": {"exclude": True}})),
         )
         pages[folder] = index
-    pages["versions.md"] = env.get_template("versions.md.j2").render(
+    pages["opsets.md"] = env.get_template("opsets.md.j2").render(
         infos=list(reversed(infos)), counts={o.version: (len(o.ops), len(o.rules)) for o in opsets},
         newest=newest.version, index={i.version: "ops/index.md" if i.version == newest.version else f"{i.version}/ops/index.md"
                                       for i in infos})

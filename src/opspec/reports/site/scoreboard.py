@@ -96,7 +96,11 @@ def _heatmap(results: results_mod.Results, newest: Opset, page_prefix: str, op_p
 
 
 def _version_matrix(folder: Path) -> tuple[list[str], list[list[str]], str] | None:
-    """benchmarks/results/version_matrix.json as a table, whatever its exact shape: rows of flat fields."""
+    """benchmarks/results/version_matrix.json in brief: one row per torch version, each step ok or differs.
+
+    Read whatever its shape: ``{"versions": {VERSION: {STEP: {"ok": ..., "summary": ...}}}}`` or a list
+    of flat rows. The full matrix, with the details, is on the Torch versions page.
+    """
     path = folder / "version_matrix.json"
     if not path.is_file():
         return None
@@ -104,20 +108,26 @@ def _version_matrix(folder: Path) -> tuple[list[str], list[list[str]], str] | No
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return [], [], f"{path.name}: not readable JSON"
-    rows = data
-    if isinstance(data, dict):
-        rows = next((data[k] for k in ("rows", "results", "versions", "matrix", "entries") if isinstance(data.get(k), list)), None)
-        if rows is None and all(isinstance(v, dict) for v in data.values()):
-            rows = [{"torch": k, **v} for k, v in data.items()]
+    rows = data.get("versions") if isinstance(data, dict) else data
+    if isinstance(rows, dict):
+        rows = [{"torch": version, **entry} for version, entry in rows.items() if isinstance(entry, dict)]
     if not isinstance(rows, list):
-        return [], [], f"{path.name}: no list of rows found"
-    rows = [r for r in rows if isinstance(r, dict)]
+        return [], [], f"{path.name}: no rows found"
     columns: list[str] = []
-    for row in rows:
+    table_rows = []
+    for row in (r for r in rows if isinstance(r, dict)):
+        flat = {}
         for key, value in row.items():
-            if key not in columns and not isinstance(value, (list, dict)):
+            if isinstance(value, dict) and "ok" in value:
+                flat[key] = "ok" if value.get("ok") else "differs"
+            elif not isinstance(value, (list, dict)):
+                flat[key] = str(value)
+            else:
+                continue
+            if key not in columns:
                 columns.append(key)
-    table = [[sanitize.cell(str(row.get(c, "—"))) for c in columns] for row in rows]
+        table_rows.append(flat)
+    table = [[sanitize.cell(row.get(c, "—")) for c in columns] for row in table_rows]
     return [sanitize.cell(c) for c in columns], table, ""
 
 
