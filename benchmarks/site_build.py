@@ -4,14 +4,16 @@
 
 Each run is a fresh process building into a scratch folder (the generated pages
 are not rewritten), so it pays for importing torch, running every op page's
-example, and the strict mkdocs build. Prints each run's wall time, the share
-spent generating pages, the page count and the load average around the runs.
+example, and the strict mkdocs build. Prints each run's wall and CPU time, the
+share spent generating pages, the page count and the load average around the runs
+(on a shared machine the wall time is mostly waiting for a core).
 """
 from __future__ import annotations
 
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -38,16 +40,19 @@ def main() -> int:
     for run in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="opspec-site-bench-") as folder:
             started = time.perf_counter()
+            cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
             done = subprocess.run([sys.executable, "-c", CODE, str(ROOT), str(Path(folder) / "html")],
                                   capture_output=True, text=True)
             wall = time.perf_counter() - started
+            cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
         if done.returncode != 0:
             print(done.stderr[-2000:], file=sys.stderr)
             return 1
         fields = dict(re.findall(r"(\w+)=([\d.]+)", done.stdout))
         walls.append(wall)
-        print(f"run {run + 1}: {wall:.1f} s wall ({fields['total']} s in build: {fields['generate']} s generating "
-              f"{fields['pages']} pages, the rest mkdocs)")
+        print(f"run {run + 1}: {wall:.1f} s wall, {cpu:.1f} s CPU ({fields['total']} s in build: {fields['generate']} s "
+              f"generating {fields['pages']} pages, the rest mkdocs)")
     load_after = os.getloadavg()[0]
     print(f"median {sorted(walls)[len(walls) // 2]:.1f} s, max {max(walls):.1f} s over {len(walls)} runs "
           f"(load average {load_before:.1f} before, {load_after:.1f} after, {os.cpu_count()} cores)")

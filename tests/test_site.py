@@ -28,9 +28,9 @@ def site(tmp_path_factory) -> tuple[Path, Path, float]:
     return root, result.out, time.perf_counter() - started
 
 
-def test_build_is_strict_clean_and_fast(site):
-    root, out, seconds = site
-    assert seconds < 60
+def test_build_is_strict_and_clean(site):
+    """How fast it builds is measured in benchmarks/site_build.py, not asserted here (a shared machine's load decides)."""
+    root, out, _ = site
     assert (out / "index.html").is_file()
     assert (out / "generated" / "ops" / "aten-var_mean.correction" / "index.html").is_file()
     assert (root / "site" / "docs" / "generated" / "ops" / "index.md").is_file()
@@ -104,8 +104,8 @@ def test_scoreboard_with_results(tmp_path):
         {"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass"}]}))
     pages = generate(Workspace(root)).pages
     board = pages["scoreboard.md"]
-    assert "<script" not in board and "| pass | Total |" in board and "| 1 (100.0%) | 1 |" in board
-    assert "[pass](../reports/demo.md#case-demo-aten-abs-float32)" in pages["ops/aten-abs.md"]
+    assert "<script" not in board and "| pass | Total |" in board and '<span class="opspec-id">1 (100.0%)</span> | 1 |' in board
+    assert '[<span class="opspec-id">pass</span>](../reports/demo.md#case-demo-aten-abs-float32)' in pages["ops/aten-abs.md"]
     assert 'id="case-demo-aten-abs-float32"' in pages["reports/demo.md"]
 
 
@@ -127,9 +127,11 @@ def test_scoreboard_is_generic_over_statuses_and_fields(tmp_path):
     pages = generate(Workspace(root)).pages
     board = pages["scoreboard.md"]
     assert "| pass | fallback | xfail | weird-new-status | Total |" in board
-    assert "| [vendor](reports/vendor-cuda.md) | vendorpkg 2.0 | cuda | 2.15.0 | 0.2.0 |  | 2026-12-01 |" in board
-    assert "| 1 (25.0%) | 1 (25.0%) | 1 (25.0%) | 1 (25.0%) | 4 |" in board
-    assert "| [bare](reports/bare.md) | not recorded | any | not recorded | not recorded |" in board
+    rows = {line.split("](")[0]: re.sub(r"<[^>]+>", "", line) for line in board.splitlines() if line.startswith("| [")}
+    vendor, bare = rows['| [<span class="opspec-id">vendor</span>'], rows['| [<span class="opspec-id">bare</span>']
+    assert "| vendorpkg 2.0 | cuda | 2.15.0 | 0.2.0 |  | 2026-12-01 |" in vendor
+    assert "| 1 (25.0%) | 1 (25.0%) | 1 (25.0%) | 1 (25.0%) | 4 |" in vendor
+    assert "| not recorded | any | not recorded | not recorded |" in bare
     assert board.count('class="hm hm-') >= 2 * 8 and "hm-weird-new-status" in board
     assert "No CUDA report is committed yet" not in board
     report = pages["reports/vendor-cuda.md"]
@@ -138,7 +140,7 @@ def test_scoreboard_is_generic_over_statuses_and_fields(tmp_path):
     assert "| cuda \\(Example GPU\\) |" in report or "| cuda (Example GPU) |" in report
     assert "**Not passing, by who failed:** 1 frontend, 0 backend, 0 opspec." in report
     page = pages["ops/aten-abs.md"]
-    assert "vendor: [fallback]" in page and "vendor: [weird-new-status]" in page
+    assert 'vendor: [<span class="opspec-id">fallback</span>]' in page and "weird-new-status</span>]" in page
 
 
 def test_scoreboard_shows_lowering_meaning(tmp_path):
@@ -152,9 +154,9 @@ def test_scoreboard_shows_lowering_meaning(tmp_path):
             {"op": "aten::neg", "dtype": "float32", "device": "cpu", "status": "pass", "lowering": "fallback"}]}))
     pages = generate(Workspace(root)).pages
     board = pages["scoreboard.md"]
-    assert "| demo | 1 of 2 ops (50.0%) |" in board
-    assert "| aot\\_eager | no figure | AOT autograd traces" in board and "tautology" in board
-    assert "| lowered |" in pages["reports/demo.md"] and "| fallback |" in pages["reports/demo.md"]
+    assert '| <span class="opspec-id">demo</span> | 1 of 2 ops (50.0%) |' in board
+    assert 'aot\\_eager</span> | no figure | AOT autograd traces' in board and "tautology" in board
+    assert ">lowered</span> |" in pages["reports/demo.md"] and ">fallback</span> |" in pages["reports/demo.md"]
 
 
 def test_scoreboard_shows_the_functionalization_section(tmp_path):
@@ -230,10 +232,11 @@ def test_every_core_op_page_specifies_the_op(repo_pages):
     generated, opsets = repo_pages
     assert generated.problems == []
     slugs = op_slugs({n: None for o in opsets for n in [*o.ops_by_name, *o.rules_by_op]})
-    for opset in opsets:
-        newest = opset is opsets[-1]
-        page_of = (lambda n: f"ops/{slugs[n]}.md") if newest else (lambda n, v=opset.version: f"{v}/ops/{slugs[n]}.md")
-        assert incomplete(generated.pages, opset, page_of) == [], opset.version
+    for opset in opsets:  # each op's own page (its newest version's) specifies it in full
+        assert incomplete(generated.pages, opset, lambda n: f"ops/{slugs[n]}.md") == [], opset.version
+        for op in opset.ops if opset is not opsets[-1] else ():  # an older version's page: its entry
+            page = generated.pages[f"{opset.version}/ops/{slugs[op.name]}.md"]
+            assert op.schema.replace(">", "&gt;") in page and "| Argument | Type | Default | Values |" in page
 
 
 def test_the_completeness_check_finds_what_is_missing(tmp_path):
@@ -261,7 +264,7 @@ def test_op_page_content_from_the_data(repo_pages):
     add = generated.pages["ops/aten-add.Tensor.md"]
     for spelling in ("add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor"):
         assert f"<code>{spelling}</code>" in add
-    assert "inductor: [pass](../reports/inductor-cpu.md#case-inductor-cpu-aten-add-tensor-float32)" in add
+    assert 'inductor: [<span class="opspec-id">pass</span>](../reports/inductor-cpu.md#case-inductor-cpu-aten-add-tensor-float32)' in add
     assert '!!! note "Caveats"' in generated.pages["ops/aten-_adaptive_avg_pool2d.md"]
     assert "Rules of opset" in add and "[<code>aten::addcmul</code>](../ops/aten-addcmul.md)" in add
     decomposed = generated.pages["ops/aten-addcmul.md"]
@@ -272,11 +275,12 @@ def test_rules_index_and_scoreboard_from_the_data(repo_pages):
     generated, _ = repo_pages
     rules = generated.pages["decompositions.md"]
     rows = [line for line in rules.splitlines() if line.startswith("| [")]
-    assert rows and all(not line.rstrip().endswith("| — |") for line in rows)  # every rule has its Since
+    assert rows and all(re.search(r"\| <span class=\"opspec-id\">\d{4}\.\d{2}</span> \|$", line) for line in rows)  # Since
     board = generated.pages["scoreboard.md"]
     for report in sorted((ROOT / "conformance" / "results").glob("*.json")):
         data = json.loads(report.read_text())
-        row = next(line for line in board.splitlines() if line.startswith(f"| [{sanitize.cell(data['backend']['name'])}](reports/{report.stem}.md)"))
+        row = next(re.sub(r"<[^>]+>", "", line) for line in board.splitlines()
+                   if line.startswith(f"| [{sanitize.ident(data['backend']['name'])}](reports/{report.stem}.md)"))
         assert f"| {sanitize.cell(data['torch'])} | {sanitize.cell(data['opspec'])} |" in row
         assert re.search(r"\| \d{4}-\d{2}-\d{2}", row)  # the date
         assert f"reports/{report.stem}/#case-" in board  # its heat-map row
@@ -333,6 +337,7 @@ def test_every_version_has_its_own_pages(tmp_path):
     pages = generate(Workspace(root)).pages
     old = pages["2026.11/ops/aten-abs.md"]
     assert "exclude: true" in old and "this is an older version's page" in old
+    assert "| Argument |" in old and "## Example" not in old and "[its page for the newest version](../../ops/aten-abs.md)" in old
     assert "[2026.12](../../ops/aten-abs.md)" in old and "**2026.11**" in old
     assert "[2026.11](../2026.11/ops/aten-abs.md)" in pages["ops/aten-abs.md"]
     assert "[2026.11](2026.11/ops/index.md)" in pages["opsets.md"]

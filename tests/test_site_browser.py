@@ -132,10 +132,26 @@ def test_search_finds_an_op_by_part_of_its_name_and_its_page_opens(served, brows
 
 
 def _broken_identifiers(browser) -> list[str]:
-    """Code in tables that the browser laid out on more than one line."""
+    """Names in tables that the browser laid out on more than one line: code, marked names, one-word cells."""
     return browser.execute_script("""
-        return Array.from(document.querySelectorAll('article table code'))
-            .filter(c => c.getClientRects().length > 1).map(c => c.textContent);""")
+        const lines = el => {
+            const range = document.createRange();
+            range.selectNodeContents(el);
+            const boxes = Array.from(range.getClientRects()).filter(r => r.width > 0 && r.height > 0);
+            if (!boxes.length) return 0;
+            const top = Math.min(...boxes.map(r => r.top)), bottom = Math.max(...boxes.map(r => r.bottom));
+            const tallest = Math.max(...boxes.map(r => r.height));
+            return bottom - top > 1.5 * tallest ? 2 : 1;  // taller than one line: it wrapped
+        };
+        const broken = [];
+        document.querySelectorAll('article table code, article table .opspec-id').forEach(el => {
+            if (lines(el) > 1) broken.push(el.textContent);
+        });
+        document.querySelectorAll('article td').forEach(td => {
+            const text = td.textContent.trim();
+            if (text && !/\\s/.test(text) && lines(td) > 1) broken.push(text);
+        });
+        return broken;""")
 
 
 def test_op_page_shows_whole_schema_unbroken_names_and_the_example(served, browser, tmp_path_factory):
@@ -171,6 +187,12 @@ def test_op_index_filters_by_category_and_status(served, browser):
     both = [r for r in table.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
     assert [r.text for r in both] == [r.text for r in shown if r.find_elements(By.CSS_SELECTOR, "td")[2].text == "active"]
     assert _broken_identifiers(browser) == []
+    # The check sees a break: a name without the site's styling, in a cell too narrow for it.
+    browser.execute_script("""
+        const table = document.createElement('table'); table.id = 'probe';
+        table.innerHTML = '<tbody><tr><td style="width: 3em; max-width: 3em">convolution-pooling</td></tr></tbody>';
+        document.querySelector('article').appendChild(table);""")
+    assert _broken_identifiers(browser) == ["convolution-pooling"]
 
 
 def test_scoreboard_heat_map_renders_and_links_to_the_case(served, browser, tmp_path_factory):
@@ -188,6 +210,7 @@ def test_scoreboard_heat_map_renders_and_links_to_the_case(served, browser, tmp_
     assert all(w >= 8 and h >= 8 for w, h in sizes)  # drawn, not collapsed
     colours = set(browser.execute_script("return arguments[0].map(c => getComputedStyle(c).backgroundColor)", cells))
     assert len(colours) >= 2  # pass and xfail at least
+    assert _broken_identifiers(browser) == []
     screenshot(browser, "scoreboard", tmp_path_factory, full_height=1700)
     xfail = browser.find_element(By.CSS_SELECTOR, ".opspec-heatmap a.hm-xfail")
     title = xfail.get_attribute("title")
@@ -198,6 +221,9 @@ def test_scoreboard_heat_map_renders_and_links_to_the_case(served, browser, tmp_
     section = heading.find_element(By.XPATH, "./ancestor::h3").text
     assert "xfail" in section
     assert "Expectation's reason:" in browser.find_element(By.CSS_SELECTOR, "article").text
+    assert _broken_identifiers(browser) == []  # the report page's table
+    browser.get(served + "generated/decompositions/")
+    assert _broken_identifiers(browser) == []
 
 
 def test_hostile_proposal_renders_inert(served_hostile, browser):

@@ -60,7 +60,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(inline=sanitize.inline, cell=sanitize.cell, code=sanitize.code)
+    env.filters.update(inline=sanitize.inline, cell=sanitize.cell, code=sanitize.code, ident=sanitize.ident)
     return env
 
 
@@ -101,7 +101,7 @@ def _dtype_device_table(records, dtypes: tuple[str, ...], report_link) -> tuple[
         for device in devices:
             here = sorted((r for r in records if r.dtype == dtype and r.device == device), key=lambda r: r.backend)
             cells.append("<br>".join(
-                f"{sanitize.cell(r.backend)}: [{sanitize.cell(r.status)}]({report_link(r)})" for r in here
+                f"{sanitize.cell(r.backend)}: [{sanitize.ident(r.status)}]({report_link(r)})" for r in here
             ) or "not run")
         rows.append((dtype, cells))
     return devices, rows

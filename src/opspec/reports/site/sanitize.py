@@ -45,6 +45,11 @@ def cell(text: str) -> str:
     return inline(text)
 
 
+def ident(text: str) -> str:
+    """A name that must not wrap inside a table cell (a category, a status, a date): plain text kept on one line."""
+    return f'<span class="opspec-id">{inline(text)}</span>'
+
+
 def code(text: str) -> str:
     """Inline code from untrusted text."""
     return f"<code>{code_html(' '.join(str(text).split()))}</code>"
