@@ -59,8 +59,7 @@ def reports(opset, table) -> dict[str, coverage.Report]:
     inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
     built = {}
     for name in ("mlp", "small_cnn", "transformer_block", "uses_outside_op"):
-        model, inputs = coverage.load_model(f"{MODELS}:{name}")
-        built[name] = coverage.coverage(model, inputs, opset, table, inductor, name)
+        built[name] = coverage.coverage(coverage.load_model(f"{MODELS}:{name}"), opset, table, inductor, name)
     return built
 
 
@@ -76,7 +75,7 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 def test_mlp_report_matches_the_hand_checked_ops(reports):
     report = reports["mlp"]
     assert {use.op: use.count for use in report.ops} == MLP_OPS
-    assert all(use.opset == "core" and use.backend == "lowered" for use in report.ops)
+    assert all(use.opset == "core" and use.backends == {"inductor": ("lowered", use.backends["inductor"][1])} for use in report.ops)
     assert report.exit_code == 0
 
 
@@ -117,15 +116,15 @@ def test_outside_op_model_is_flagged(reports):
     flagged = {use.op: use for use in report.flagged}
     assert set(flagged) == {"aten::bucketize.Tensor"}
     assert flagged["aten::bucketize.Tensor"].opset == "outside"
-    assert flagged["aten::bucketize.Tensor"].backend == "undeclared"
+    assert flagged["aten::bucketize.Tensor"].backends["inductor"][0] == "undeclared"
     assert report.exit_code == 1
 
 
 def test_fallback_in_manifest_is_flagged(opset):
     manifest = manifests.BackendManifest("toy", VERSION, "by hand, for a test", {"aten::addmm": ""}, {"aten::permute": "no transpose unit"})
     report = coverage.classify(Counter({"aten::addmm": 2, "aten::permute": 1, "aten::relu": 1}), opset, manifest)
-    assert {use.op: use.backend for use in report.flagged} == {"aten::permute": "fallback", "aten::relu": "undeclared"}
-    assert "no transpose unit" in next(u.note for u in report.ops if u.op == "aten::permute")
+    assert {use.op: use.backends["toy"][0] for use in report.flagged} == {"aten::permute": "fallback", "aten::relu": "undeclared"}
+    assert "no transpose unit" in next(u.backends["toy"][1] for u in report.ops if u.op == "aten::permute")
 
 
 # -- CLI -------------------------------------------------------------------------------
@@ -138,6 +137,7 @@ def test_cli_table_and_exit_codes(capsys):
     code, out, _ = run_cli(capsys, "coverage", f"{MODELS}:uses_outside_op", "--backend", "eager")
     assert code == 1
     assert re.search(r"^! aten::bucketize\.Tensor\s+1\s+outside\s+undeclared", out, re.M)
+    assert "1 not lowered by eager" in out
 
 
 def test_cli_json(capsys):
@@ -147,17 +147,22 @@ def test_cli_json(capsys):
     data = json.loads(out)
     assert code == 1
     assert data["outside_opset"] == ["aten::bucketize.Tensor"]
-    assert data["backend"] is None
+    assert data["backends"] == [] and data["exit_code"] == 1
 
 
 @pytest.mark.parametrize(
     "model, backend, expected",
     [
-        ("no_colon_here", "none", "must be pkg.module:factory"),
-        ("opspec_no_such_module:build", "none", "cannot import opspec_no_such_module"),
+        ("no_colon_here", "none", "must be pkg.module:factory, path/to/file.py:factory"),
+        ("opspec_no_such_module:build", "none", "cannot import opspec_no_such_module: no module named "
+         "'opspec_no_such_module'; run from the folder that holds opspec_no_such_module, add it to PYTHONPATH, "
+         "or give the file: path/to/opspec_no_such_module.py:build"),
+        ("missing/model.py:build", "none", "no model file missing/model.py"),
+        ("torchvision:no_such_net", "none", "no zoo model torchvision:no_such_net (known: torchvision:resnet18, "),
         (f"{MODELS}:no_such_factory", "none", "has no factory no_such_factory"),
         ("opspec_test_models:raising", "none", "factory opspec_test_models:raising raised ValueError: bad config"),
         ("opspec_test_models:not_a_pair", "none", "must return (nn.Module, example_inputs)"),
+        ("opspec_test_models:bad_mapping", "none", "returned a mapping; it takes model, args, kwargs, dynamic_shapes (got inputs, model)"),
         ("opspec_test_models:unexportable", "none", "torch.export failed"),
         (f"{MODELS}:mlp", "tpu9000", "no manifest for backend 'tpu9000' (known: aot_eager, eager, inductor, onnxruntime, none"),
         (f"{MODELS}:mlp", "missing/dir/x.yaml", "no backend manifest at missing/dir/x.yaml"),
@@ -174,6 +179,9 @@ def test_usage_errors_are_one_line(capsys, tmp_path, monkeypatch, model, backend
 
             def not_a_pair():
                 return torch.nn.Linear(2, 2)
+
+            def bad_mapping():
+                return {"model": torch.nn.Linear(2, 2), "inputs": ()}
 
             class Branchy(torch.nn.Module):
                 def forward(self, x):
@@ -257,13 +265,18 @@ def test_manifest_unknown_ops_and_duplicates(tmp_path, opset):
             reason: not in any opset
         """,
     )
-    messages = {f.mark.line: f.message for f in manifests.manifest_findings(tmp_path, lambda version: opset)}
+    from opspec.bridge import torch_ops
+
+    known = torch_ops.all_aten_schemas()
+    messages = {f.mark.line: f.message for f in manifests.manifest_findings(tmp_path, lambda version: opset, known)}
+    # bucketize.Tensor is beyond the opset but a real aten op: a manifest may say what a backend does with it
     assert messages == {
-        6: "aten::add.Tensr is not an op of opset 2026.11 (did you mean aten::add.Tensor?)",
+        6: "aten::add.Tensr is neither an op of opset 2026.11 nor of the installed torch (did you mean aten::add.Tensor?)",
         8: "aten::addmm is listed twice (first at line 5)",
-        9: "aten::bucketize.Tensor is not an op of opset 2026.11",
     }
-    assert all(f.mark.path == str(path) for f in manifests.manifest_findings(tmp_path, lambda version: opset))
+    assert all(f.mark.path == str(path) for f in manifests.manifest_findings(tmp_path, lambda version: opset, known))
+    # without torch, names beyond the opset are taken as written; duplicates are still found
+    assert {f.mark.line for f in manifests.manifest_findings(tmp_path, lambda version: opset)} == {8}
 
 
 def test_manifest_unknown_version_and_name_mismatch(tmp_path):
@@ -314,3 +327,88 @@ def test_manifests_match_a_fresh_measurement(backend):
         pytest.skip(f"manifest measured with other versions than the installed {installed}")
     measured = tool["yamlio"].dump(tool["measure"](backend, VERSION), tool["HEADER"])
     assert measured == path.read_text(encoding="utf-8")
+
+
+# -- models people point at, the bookkeeping class -----------------------------------
+
+
+def test_keyword_and_non_tensor_inputs_and_the_bookkeeping_class(opset, table):
+    inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
+    example = coverage.load_model(f"{MODELS}:masked_pooling")
+    assert set(example.kwargs) == {"mask", "scale"} and example.kwargs["scale"] == 0.5
+    report = coverage.coverage(example, opset, table, [inductor], "masked_pooling")
+    uses = {use.op: use for use in report.ops}
+    # mask.to(float32) on a float32 mask: export keeps only the metadata assertion
+    assert uses["aten::_assert_tensor_metadata"].opset == "bookkeeping"
+    assert "may-skip" in uses["aten::_assert_tensor_metadata"].note
+    assert not uses["aten::_assert_tensor_metadata"].flagged
+    assert report.to_dict()["bookkeeping"] == ["aten::_assert_tensor_metadata"]
+    # the non-tensor scale is baked into the graph as a constant: one mul by 0.5 besides the masking
+    assert uses["aten::mul.Tensor"].count == 2
+
+
+def test_bookkeeping_policy_is_data(opset):
+    policy = opset.bookkeeping_by_name
+    assert policy["aten::_assert_tensor_metadata"].backend == "may-skip"
+    assert policy["aten::_assert_scalar"].backend == "must-honour"
+    assert policy["aten::sym_constrain_range_for_size"].kind == "constraint"
+    assert not set(policy) & opset.core_names()
+
+
+def test_bookkeeping_file_is_validated(tmp_path):
+    from opspec.checks.validate import validate
+
+    root = tmp_path / "opset"
+    shutil.copytree(resources.opset_root(), root)
+    path = root / VERSION / "bookkeeping_ops.yaml"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("backend: may-skip\n    description: Checks a tensor's", "backend: maybe\n    description: Checks a tensor's")
+    text = text.replace("aten::sym_constrain_range(Scalar size, *,", "aten::sym_constrain_range(Scalar size,")
+    path.write_text(text, encoding="utf-8")
+    report = validate(root)
+    messages = [f"{f.mark.line}: {f.message}" for f in report.findings]
+    assert len(messages) == 1 and "'maybe' is not one of 'may-skip', 'must-honour'" in messages[0], messages
+    path.write_text(text.replace("backend: maybe", "backend: may-skip"), encoding="utf-8")
+    messages = [f.message for f in validate(root).findings]
+    assert messages == ["aten::sym_constrain_range: schema differs from torch, which prints: "
+                        "aten::sym_constrain_range(Scalar size, *, int? min=None, int? max=None) -> ()"]
+
+
+def test_file_path_models_several_backends_and_dynamic_shapes(capsys, tmp_path):
+    import json
+
+    model_file = tmp_path / "my_model.py"
+    model_file.write_text(textwrap.dedent(
+        """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, x, *, bias):
+                return torch.cumsum(x, 1) + bias
+
+        def build():
+            return {"model": Net(), "args": (torch.randn(2, 3),), "kwargs": {"bias": torch.randn(3)}}
+        """))
+    code, out, _ = run_cli(capsys, "coverage", f"{model_file}:build", "--backend", "inductor,eager", "--format", "json")
+    data = json.loads(out)
+    assert data["backends"] == ["inductor", "eager"]
+    ops = {entry["op"]: entry for entry in data["ops"]}
+    assert set(ops["aten::cumsum"]["backends"]) == {"inductor", "eager"}
+    code, out, _ = run_cli(capsys, "coverage", f"{model_file}:build", "--backend", "none", "--dynamic", "--format", "json")
+    assert code == 0 and {e["op"] for e in json.loads(out)["ops"]} == {"aten::cumsum", "aten::add.Tensor"}
+
+
+def test_none_cannot_be_combined(capsys):
+    code, out, err = run_cli(capsys, "coverage", f"{MODELS}:mlp", "--backend", "none", "--backend", "eager")
+    assert code == 2 and "cannot be combined" in err
+
+
+def test_zoo_shortcut_without_its_library(capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("transformers") is not None:
+        pytest.skip("transformers is installed here")
+    code, out, err = run_cli(capsys, "coverage", "transformers:bert", "--backend", "none")
+    assert code == 2 and out == ""
+    assert err.strip() == ("opspec coverage: error: transformers:bert needs transformers, which is not installed "
+                           "(see benchmarks/README.md for the zoo's venv)")

@@ -1,51 +1,61 @@
-"""Which ops a model's exported graph needs, and which of them an opset and a backend cover.
+"""Which ops a model's exported graph needs, and which of them an opset and its backends cover.
 
-The model is exported with ``torch.export``, decomposed with the opset's table, and
-every ``call_function`` op left in the graph is counted. An op is flagged when it
-is outside the opset (not core: nothing in the opset decomposes it away) or when
-the backend's manifest does not say it is lowered — the "ops not lowered" list a
-backend author needs before shipping the model.
+The model is exported once with ``torch.export``, decomposed with the opset's
+table, and every ``call_function`` op left in the graph is counted. Each op is
+put in one opset class: ``core``, ``bookkeeping`` (an assertion or range
+constraint whose treatment the opset's bookkeeping policy records) or
+``outside``. Against each backend's manifest an op is ``lowered``, ``fallback``
+or ``undeclared`` on the chosen device; the model is flagged for a backend when
+an op the backend must run is not lowered there — the "ops not lowered" list a
+backend author needs before shipping the model. Bookkeeping ops never flag a
+model: the policy says what a backend owes them.
 """
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
-import os
 import sys
 import warnings
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from opspec.bridge import torch_ops
+from opspec.checks.models import ExampleModel, ModelError, load_model  # noqa: F401 - the public entry points
 from opspec.spec.manifests import BackendManifest
 from opspec.spec.model import Opset
 
-
-class ModelError(Exception):
-    """The model cannot be built or exported; the message is one line naming the case."""
+CORE, BOOKKEEPING, OUTSIDE = "core", "bookkeeping", "outside"
 
 
 @dataclass(frozen=True)
 class OpUse:
     op: str
     count: int
-    opset: str  # core | outside
-    backend: str | None  # lowered | fallback | undeclared; None without a manifest
+    opset: str  # core | bookkeeping | outside
+    backends: dict[str, tuple[str, str]] = field(default_factory=dict)  # backend -> (status, note)
     note: str = ""
+
+    def flagged_for(self, backend: str) -> bool:
+        if self.opset == BOOKKEEPING:
+            return False
+        return self.backends[backend][0] != "lowered"
 
     @property
     def flagged(self) -> bool:
-        return self.opset == "outside" or self.backend not in (None, "lowered")
+        """Not lowered by some backend; with no backend, outside the opset."""
+        if not self.backends:
+            return self.opset == OUTSIDE
+        return any(self.flagged_for(name) for name in self.backends)
 
 
 @dataclass(frozen=True)
 class Report:
     model: str
     opset_version: str
-    backend: str | None
-    ops: tuple[OpUse, ...] = field(default_factory=tuple)
+    backends: tuple[str, ...] = ()
+    device: str = "cpu"
+    ops: tuple[OpUse, ...] = ()
 
     @property
     def flagged(self) -> tuple[OpUse, ...]:
@@ -55,45 +65,23 @@ class Report:
     def exit_code(self) -> int:
         return 1 if self.flagged else 0
 
+    def not_lowered(self, backend: str) -> list[str]:
+        return [use.op for use in self.ops if use.flagged_for(backend)]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model,
             "opset": self.opset_version,
-            "backend": self.backend,
-            "ops": [asdict(use) for use in self.ops],
-            "outside_opset": [use.op for use in self.ops if use.opset == "outside"],
-            "not_lowered": [use.op for use in self.ops if use.backend not in (None, "lowered")],
+            "device": self.device,
+            "backends": list(self.backends),
+            "ops": [{"op": u.op, "count": u.count, "opset": u.opset, "note": u.note,
+                     "backends": {name: {"status": s, "note": n} for name, (s, n) in u.backends.items()}}
+                    for u in self.ops],
+            "outside_opset": [u.op for u in self.ops if u.opset == OUTSIDE],
+            "bookkeeping": [u.op for u in self.ops if u.opset == BOOKKEEPING],
+            "not_lowered": {name: self.not_lowered(name) for name in self.backends},
+            "exit_code": self.exit_code,
         }
-
-
-def load_model(spec: str) -> tuple[Any, tuple]:
-    """Call ``pkg.module:factory`` and check it returned ``(nn.Module, tuple of tensors)``."""
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise ModelError(f"MODEL must be pkg.module:factory, got {spec!r}")
-    # Like ``python -m``: a model module next to the user resolves without installing it.
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        raise ModelError(f"cannot import {module_name}: no module named {err.name!r}") from None
-    except Exception as err:  # the user's module may fail in any way
-        raise ModelError(f"cannot import {module_name}: {_one_line(err)}") from None
-    factory = getattr(module, attribute, None)
-    if not callable(factory):
-        raise ModelError(f"{module_name} has no factory {attribute}")
-    try:
-        result = factory()
-    except Exception as err:
-        raise ModelError(f"factory {spec} raised {_one_line(err)}") from None
-    torch = torch_ops.torch_module()
-    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], torch.nn.Module)):
-        raise ModelError(f"factory {spec} must return (nn.Module, example_inputs), got {type(result).__name__}")
-    model, inputs = result
-    if not isinstance(inputs, tuple) or not all(isinstance(t, torch.Tensor) for t in inputs):
-        raise ModelError(f"factory {spec}: example_inputs must be a tuple of tensors")
-    return model, inputs
 
 
 def _one_line(err: BaseException) -> str:
@@ -101,8 +89,24 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
 
 
-def export_decomposed(model, inputs: tuple, table: dict):
-    """Export, then decompose with ``table``.
+def export_program(example: ExampleModel):
+    """``torch.export`` of the model on its example inputs; ModelError (one line) when export refuses."""
+    torch = torch_ops.torch_module()
+    # On failure torch.export prints the partial graph to stderr; the error line says enough.
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # model libraries warn about tracing; the report says what matters
+            exported = torch.export.export(example.model, example.args, example.kwargs,
+                                           dynamic_shapes=example.dynamic_shapes, strict=False)
+    except Exception as err:
+        raise ModelError(f"torch.export failed: {_one_line(err)}") from None
+    sys.stderr.write(captured.getvalue())
+    return exported
+
+
+def decompose(exported, table: dict):
+    """Decompose with ``table``.
 
     A plain dict is enough in torch 2.13: run_decompositions decomposes the
     CompositeImplicitAutograd ops that are keys of the table and keeps the others,
@@ -110,15 +114,6 @@ def export_decomposed(model, inputs: tuple, table: dict):
     but the upsample ``.vec`` overloads export deliberately preserves — the same
     result as ``torch.export.default_decompositions()``.
     """
-    torch = torch_ops.torch_module()
-    # On failure torch.export prints the partial graph to stderr; the error line says enough.
-    captured = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(captured):
-            exported = torch.export.export(model, inputs)
-    except Exception as err:
-        raise ModelError(f"torch.export failed: {_one_line(err)}") from None
-    sys.stderr.write(captured.getvalue())
     try:
         with warnings.catch_warnings():
             # torch 2.13 warns about its own pytree internals while copying the program.
@@ -126,6 +121,10 @@ def export_decomposed(model, inputs: tuple, table: dict):
             return exported.run_decompositions(table)
     except Exception as err:
         raise ModelError(f"decomposing the exported graph failed: {_one_line(err)}") from None
+
+
+def export_decomposed(example: ExampleModel, table: dict):
+    return decompose(export_program(example), table)
 
 
 def count_ops(graph_module) -> Counter:
@@ -154,27 +153,31 @@ def _target_name(target) -> str:
     return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', repr(target))}"
 
 
-def classify(counts: Counter, opset: Opset, manifest: BackendManifest | None, model: str = "") -> Report:
-    core = opset.core_names()
-    rules = opset.rules_by_op
+def opset_class(op: str, opset: Opset) -> tuple[str, str]:
+    """(core | bookkeeping | outside, note) for one op."""
+    if op in opset.core_names():
+        return CORE, ""
+    policy = opset.bookkeeping_by_name.get(op)
+    if policy is not None:
+        owed = "a backend may run it as a no-op" if policy.backend == "may-skip" else "a backend must check it when the graph runs"
+        return BOOKKEEPING, f"{policy.kind}, {policy.backend}: {owed}"
+    # A rule that exists but left the op in the graph did not apply to these inputs.
+    return OUTSIDE, "has a decomposition rule that did not apply" if op in opset.rules_by_op else "not in the opset"
+
+
+def classify(counts: Counter, opset: Opset, manifests: list[BackendManifest] | BackendManifest | None = None,
+             model: str = "", device: str = "cpu") -> Report:
+    if isinstance(manifests, BackendManifest):
+        manifests = [manifests]
+    manifests = list(manifests or [])
     uses = []
     for op, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        notes = []
-        if op in core:
-            status = "core"
-        else:
-            status = "outside"
-            # A rule that exists but left the op in the graph did not apply to these inputs.
-            notes.append("has a decomposition rule that did not apply" if op in rules else "not in the opset")
-        backend = None
-        if manifest is not None:
-            backend, note = manifest.status(op)
-            if note:
-                notes.append(note)
-        uses.append(OpUse(op, count, status, backend, "; ".join(notes)))
-    return Report(model, opset.version, manifest.backend if manifest else None, tuple(uses))
+        status, note = opset_class(op, opset)
+        backends = {m.backend: m.status(op, device) for m in manifests}
+        uses.append(OpUse(op, count, status, backends, note))
+    return Report(model, opset.version, tuple(m.backend for m in manifests), device, tuple(uses))
 
 
-def coverage(model, inputs: tuple, opset: Opset, table: dict, manifest: BackendManifest | None, name: str = "") -> Report:
-    exported = export_decomposed(model, inputs, table)
-    return classify(count_ops(exported.graph_module), opset, manifest, name)
+def coverage(example: ExampleModel, opset: Opset, table: dict, manifests=None, name: str = "", device: str = "cpu") -> Report:
+    exported = export_decomposed(example, table)
+    return classify(count_ops(exported.graph_module), opset, manifests, name, device)

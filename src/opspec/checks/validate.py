@@ -18,6 +18,7 @@ from opspec.bridge import torch_ops
 from opspec.spec import load, yamlio
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
+    BookkeepingOp,
     CoreOp,
     DecompositionRule,
     Interval,
@@ -68,7 +69,35 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             continue
         entry_mark = yamlio.mark_of(index.data["versions"], position)
         report.findings += _check_version(root, info, entry_mark, ops_file, rules_file, use_torch)
+        bookkeeping = load.read_bookkeeping(root, info.version)
+        if bookkeeping is not None:
+            report.findings += bookkeeping.findings
+            report.unusable |= bookkeeping.data is None
+            if not bookkeeping.findings:
+                report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, use_torch)
     return report
+
+
+def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, use_torch: bool) -> list[Finding]:
+    """Bookkeeping ops: named by their folder's version, sorted, unique, not core, and (with torch) as torch prints them."""
+    findings = []
+    if loaded.data["opset"] != version:
+        findings.append(Finding(_at(loaded.data, "opset", Mark(str(loaded.path), 1, 1)),
+                                f"file says opset {loaded.data['opset']!r} but lives in folder {version}/"))
+    ops, problems = _index_entries(loaded, "ops", BookkeepingOp.from_dict, lambda op: op.name, "bookkeeping op")
+    findings += problems
+    core = {entry["name"] for _, entry in load.iter_entries(ops_file, "ops")}
+    for name, (_, entry) in ops.items():
+        if name in core:
+            findings.append(Finding(_at(entry, "name", entry.mark), f"{name} is a core op of {version}; a bookkeeping op cannot be core"))
+    if use_torch:
+        live = torch_ops.all_aten_schemas()
+        for name, (op, entry) in ops.items():
+            if name not in live:
+                findings.append(Finding(_at(entry, "name", entry.mark), f"unknown op {name} in torch {torch_ops.torch_module().__version__}{_did_you_mean(name, live)}"))
+            elif op.schema != live[name]:
+                findings.append(Finding(_at(entry, "schema", entry.mark), f"{name}: schema differs from torch, which prints: {live[name]}"))
+    return findings
 
 
 def _check_index(root: Path, index: LoadedFile, infos: list[VersionInfo]) -> list[Finding]:

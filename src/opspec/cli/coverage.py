@@ -1,11 +1,12 @@
-"""``opspec coverage MODEL --backend NAME``: the ops a model needs that the opset or a backend lacks."""
+"""``opspec coverage MODEL --backend NAME [...]``: the ops a model needs that the opset or its backends lack."""
 from __future__ import annotations
 
 import json
 
 from opspec.bridge import decomp_table
-from opspec.checks import coverage
+from opspec.checks import coverage, models
 from opspec.cli import UsageError
+from opspec.examples import zoo
 from opspec.reports import browse
 from opspec.spec import load, manifests
 
@@ -13,47 +14,76 @@ from opspec.spec import load, manifests
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "coverage",
-        help="list the ops a model's exported graph needs, flagging those outside the opset or not lowered",
-        description="Export MODEL with torch.export, decompose it with the opset's table and count every op "
-        "left in the graph. Flags ops outside the opset and ops the backend's manifest does not lower. "
-        "Exit 0 when nothing is flagged, 1 otherwise, 2 for unusable input.",
+        help="list the ops a model's exported graph needs, flagging those its backends do not lower",
+        description="Export MODEL once with torch.export, decompose it with the opset's table and count every op "
+        "left in the graph. Each op is core, bookkeeping (an assertion or range constraint the opset's policy "
+        "covers) or outside the opset; against each backend's manifest it is lowered, fallback or undeclared on "
+        "the device. Exit 0 when no backend leaves an op unlowered (with --backend none: no op outside the "
+        "opset), 1 otherwise, 2 for unusable input.",
     )
-    parser.add_argument("model", metavar="MODEL", help="pkg.module:factory returning (nn.Module, example_inputs)")
+    parser.add_argument("model", metavar="MODEL", help=f"{models.FORMS}; the factory returns (nn.Module, args), "
+                        "(nn.Module, args, kwargs) or a dict with model, args, kwargs, dynamic_shapes")
     parser.add_argument(
         "--backend",
+        action="append",
         required=True,
         metavar="NAME",
-        help="a manifest in conformance/backends (e.g. inductor), a path to one, or 'none' for the opset alone",
+        help="a manifest in conformance/backends (e.g. inductor), a path to one, or 'none' for the opset alone; "
+        "repeatable or comma-separated (one export serves them all)",
     )
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="the device whose lowering facts apply (default cpu)")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="export with every dimension of every tensor input dynamic (Dim.AUTO)")
     parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
-    manifest = None
-    if args.backend != manifests.NONE:
+def backend_names(values: list[str]) -> list[str]:
+    names = list(dict.fromkeys(n.strip() for value in values for n in value.split(",") if n.strip()))
+    if manifests.NONE in names and len(names) > 1:
+        raise UsageError("--backend none checks the opset alone; it cannot be combined with other backends")
+    return names
+
+
+def load_manifests(names: list[str], opset_version: str) -> list[manifests.BackendManifest]:
+    found = []
+    for name in names:
+        if name == manifests.NONE:
+            continue
         try:
-            manifest = manifests.load_manifest(manifests.manifest_path(args.backend))
+            manifest = manifests.load_manifest(manifests.manifest_path(name))
         except manifests.UnknownBackend as err:
             raise UsageError(err) from None
+        except load.OpsetError as err:
+            raise UsageError(err.findings[0] if err.findings else err) from None
+        if manifest.opset != opset_version:
+            raise UsageError(f"the {manifest.backend} manifest describes opset {manifest.opset}, "
+                             f"not {opset_version} (use --opset {manifest.opset})")
+        found.append(manifest)
+    return found
+
+
+def run(args) -> int:
+    names = backend_names(args.backend)
     opset = load.load_opset(args.opset_version)
-    if manifest is not None and manifest.opset != opset.version:
-        raise UsageError(
-            f"the {manifest.backend} manifest describes opset {manifest.opset}, not {opset.version} (use --opset {manifest.opset})"
-        )
+    chosen = load_manifests(names, opset.version)
     try:
         table = decomp_table.decomposition_table(opset)
     except decomp_table.ImplementationError as err:
         raise UsageError(f"opset {opset.version}: {err}") from None
     try:
-        model, inputs = coverage.load_model(args.model)
-        report = coverage.coverage(model, inputs, opset, table, manifest, args.model)
-    except coverage.ModelError as err:
+        example = models.load_model(args.model, zoo.ZOO)
+        if args.dynamic:
+            example = example.with_all_dims_dynamic()
+        report = coverage.coverage(example, opset, table, chosen, args.model, args.device)
+    except models.ModelError as err:
         raise UsageError(err) from None
     if args.format == "json":
         print(json.dumps(report.to_dict(), indent=2))
     else:
-        print(f"{args.model} on {report.backend or 'the opset alone'} (opset {opset.version})\n")
+        where = ", ".join(report.backends) or "the opset alone"
+        print(f"{args.model} on {where} ({args.device}, opset {opset.version})\n")
         print(browse.coverage_table(report))
     return report.exit_code

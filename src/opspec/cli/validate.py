@@ -34,7 +34,12 @@ def run(args) -> int:
     if report.exit_code == 0:
         # Manifests name ops of an opset version, so they are judged only against clean data.
         backends = args.backends or manifests.backends_dir()
-        report.findings += manifests.manifest_findings(backends, lambda version: load.load_opset(version, root))
+        known = None
+        if not args.no_torch:
+            from opspec.bridge import torch_ops
+
+            known = torch_ops.all_aten_schemas()
+        report.findings += manifests.manifest_findings(backends, lambda version: load.load_opset(version, root), known)
     for finding in report.findings:
         print(finding)
     elapsed = time.perf_counter() - started

@@ -100,3 +100,28 @@ def transformer_block():
 
 def uses_outside_op():
     return _build(Quantizer, 4, 8)
+
+
+class MaskedPooling(nn.Module):
+    """Masked mean over a sequence, with a keyword mask and a non-tensor scale as real encoders take them.
+
+    ``mask.to(x.dtype)`` is the conversion export records as ``_assert_tensor_metadata``
+    when the mask already has that dtype: a bookkeeping op, not a computation.
+    """
+
+    def __init__(self, dim: int = 8):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, *, mask, scale: float = 1.0):
+        weights = mask.to(x.dtype).unsqueeze(-1)
+        pooled = (self.proj(x) * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        return pooled * scale
+
+
+def masked_pooling():
+    """(module, args, kwargs): a keyword tensor input and a non-tensor one."""
+    torch.manual_seed(SEED)
+    mask = torch.ones(2, 5)
+    mask[1, 3:] = 0
+    return MaskedPooling().eval(), (torch.randn(2, 5, 8),), {"mask": mask, "scale": 0.5}

@@ -311,6 +311,15 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
             raise ReleaseError(problems)
         result.writes[folder / name] = text
 
+    bookkeeping = load.read_bookkeeping(ws.opset, base)
+    if bookkeeping is not None:  # carried unchanged: proposals do not edit it yet
+        if bookkeeping.findings:
+            raise OpsetError(bookkeeping.findings)
+        text = bookkeeping.path.read_text(encoding="utf-8")
+        if new_folder:
+            text = yamlio.dump({"opset": version, "ops": list(bookkeeping.data["ops"])}, header=_header(bookkeeping.path))
+        result.writes[folder / load.BOOKKEEPING_FILE] = text
+
     with tempfile.TemporaryDirectory() as scratch:
         (Path(scratch) / version).mkdir()
         for path, text in result.writes.items():

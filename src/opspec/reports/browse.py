@@ -107,18 +107,23 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule) -> str:
 
 
 def coverage_table(report: "CoverageReport") -> str:
-    """The terminal form of an ``opspec coverage`` report: one row per op, flagged ops marked ``!``."""
-    with_backend = report.backend is not None
-    headers = ["op", "count", "opset"] + (["backend"] if with_backend else []) + ["note"]
+    """The terminal form of an ``opspec coverage`` report: one row per op, a column per backend, flagged ops marked ``!``."""
+    backends = list(report.backends)
+    headers = ["op", "count", "opset", *backends, "note"]
     rows = []
     for use in report.ops:
         mark = "!" if use.flagged else " "
-        row = [f"{mark} {use.op}", str(use.count), use.opset] + ([use.backend] if with_backend else []) + [use.note]
-        rows.append(row)
+        notes = [use.note] if use.note else []
+        for name in backends:
+            status, note = use.backends[name]
+            if note:
+                notes.append(f"{name}: {note}" if len(backends) > 1 else note)
+        rows.append([f"{mark} {use.op}", str(use.count), use.opset, *(use.backends[n][0] for n in backends), "; ".join(notes)])
     total = sum(use.count for use in report.ops)
     outside = sum(1 for use in report.ops if use.opset == "outside")
-    summary = f"{len(report.ops)} distinct ops ({total} calls) in opset {report.opset_version}: {outside} outside the opset"
-    if with_backend:
-        not_lowered = sum(1 for use in report.ops if use.backend != "lowered")
-        summary += f", {not_lowered} not declared lowered by {report.backend}"
+    bookkeeping = sum(1 for use in report.ops if use.opset == "bookkeeping")
+    summary = (f"{len(report.ops)} distinct ops ({total} calls) in opset {report.opset_version}: "
+               f"{outside} outside the opset, {bookkeeping} bookkeeping")
+    for name in backends:
+        summary += f", {len(report.not_lowered(name))} not lowered by {name}"
     return f"{table(rows, headers)}\n\n{summary}"

@@ -17,10 +17,14 @@ import jsonschema
 from referencing import Registry, Resource
 
 from opspec.spec import resources, yamlio
-from opspec.spec.model import CoreOp, DecompositionRule, OpDescription, Opset, VersionInfo, version_key
+from opspec.spec.model import BookkeepingOp, CoreOp, DecompositionRule, OpDescription, Opset, VersionInfo, version_key
 from opspec.spec.yamlio import DataError, Mark
 
 VERSION_FILES = ("core_ops.yaml", "decompositions.yaml")
+# Optional per version: the policy for assertion and bookkeeping ops. Sealed into a
+# released version's digest only when present, so versions without it keep theirs.
+BOOKKEEPING_FILE = "bookkeeping_ops.yaml"
+BOOKKEEPING_SCHEMA = "bookkeeping_ops.schema.json"
 
 
 @dataclass(frozen=True)
@@ -129,10 +133,17 @@ def read_version(root: Path, version: str) -> tuple[LoadedFile, LoadedFile]:
     )
 
 
+def read_bookkeeping(root: Path, version: str) -> LoadedFile | None:
+    """The version's bookkeeping-op policy, or None when the version has none."""
+    path = root / version / BOOKKEEPING_FILE
+    return read(path, BOOKKEEPING_SCHEMA) if path.is_file() else None
+
+
 def version_digest(root: Path, version: str) -> str:
     """sha256 over the version's files (name and bytes), the seal of a released version."""
     digest = hashlib.sha256()
-    for name in VERSION_FILES:
+    optional = [BOOKKEEPING_FILE] if (root / version / BOOKKEEPING_FILE).is_file() else []
+    for name in [*VERSION_FILES, *optional]:
         path = root / version / name
         digest.update(name.encode() + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"<missing>")
@@ -181,7 +192,7 @@ def load_opset(version: str | None = None, root: Path | None = None) -> Opset:
     """
     root = Path(root or resources.opset_root())
     version = version or latest_version(root)
-    key = (version, _signature(versions_path(root), *(root / version / name for name in VERSION_FILES)))
+    key = (version, _signature(versions_path(root), *(root / version / name for name in (*VERSION_FILES, BOOKKEEPING_FILE))))
     if key not in _OPSET_CACHE:
         _OPSET_CACHE[key] = _load_opset(version, root)
     return _OPSET_CACHE[key]
@@ -193,12 +204,14 @@ def _load_opset(version: str, root: Path) -> Opset:
         known = ", ".join(sorted(infos, key=version_key))
         raise OpsetError([Finding(Mark(str(versions_path(root)), 1, 1), f"unknown opset version {version!r} (known: {known})")])
     ops_file, rules_file = read_version(root, version)
-    _require_clean(ops_file, rules_file)
+    bookkeeping_file = read_bookkeeping(root, version)
+    _require_clean(ops_file, rules_file, *([bookkeeping_file] if bookkeeping_file else []))
     return Opset(
         version=version,
         info=infos[version],
         ops=tuple(CoreOp.from_dict(entry) for entry in ops_file.data["ops"]),
         rules=tuple(DecompositionRule.from_dict(entry) for entry in rules_file.data["rules"]),
+        bookkeeping=tuple(BookkeepingOp.from_dict(e) for e in bookkeeping_file.data["ops"]) if bookkeeping_file else (),
     )
 
 

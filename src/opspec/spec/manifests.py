@@ -10,7 +10,7 @@ import difflib
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 from opspec.spec import load, resources, yamlio
 from opspec.spec.load import Finding, LoadedFile, OpsetError
@@ -31,6 +31,9 @@ class BackendManifest:
     description: str = ""
     path: str = ""
     duck_shapes: bool = True  # compile option: torch's default unless the backend asks otherwise
+    # lowered ops whose generated code still calls the ATen kernel on some devices: op -> {device: reason}
+    fallback_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    devices: tuple[str, ...] = ()  # devices the per-device facts were measured on
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
@@ -43,11 +46,17 @@ class BackendManifest:
             description=data.get("description", ""),
             path=path,
             duck_shapes=data.get("compile", {}).get("duck_shapes", True),
+            fallback_on={e["op"]: dict(e["fallback_on"]) for e in data["lowered"]
+                         if isinstance(e, dict) and e.get("fallback_on")},
+            devices=tuple(data.get("devices", ())),
         )
 
-    def status(self, op: str) -> tuple[str, str]:
-        """("lowered" | "fallback" | "undeclared", note) for one op."""
+    def status(self, op: str, device: str | None = None) -> tuple[str, str]:
+        """("lowered" | "fallback" | "undeclared", note) for one op, on ``device`` when given."""
         if op in self.lowered:
+            reason = self.fallback_on.get(op, {}).get(device) if device else None
+            if reason:
+                return "fallback", f"on {device}: {reason}"
             return "lowered", self.lowered[op]
         if op in self.fallback:
             return "fallback", self.fallback[op]
@@ -101,11 +110,15 @@ def load_manifest(path: Path) -> BackendManifest:
     return BackendManifest.from_dict(loaded.data, str(path))
 
 
-def manifest_findings(root_dir: Path, opset_loader: Callable[[str], Opset]) -> list[Finding]:
+def manifest_findings(root_dir: Path, opset_loader: Callable[[str], Opset],
+                      known_ops: Collection[str] | None = None) -> list[Finding]:
     """Every problem in every ``*.yaml`` manifest under ``root_dir``.
 
     ``opset_loader(version)`` returns that opset version (``load.load_opset`` fits)
     and may raise OpsetError for an unknown version; each version is loaded once.
+    A manifest may also list ops beyond the opset that real models carry; with
+    ``known_ops`` (every aten op of the installed torch) those must exist there,
+    without it (no torch) they are accepted as written.
     """
     opsets: dict[str, Opset | str] = {}
 
@@ -122,11 +135,12 @@ def manifest_findings(root_dir: Path, opset_loader: Callable[[str], Opset]) -> l
         loaded = read(path)
         findings += loaded.findings
         if loaded.data is not None and not loaded.findings:
-            findings += _semantic_findings(loaded, opset_for)
+            findings += _semantic_findings(loaded, opset_for, known_ops)
     return findings
 
 
-def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | str]) -> list[Finding]:
+def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | str],
+                       known_ops: Collection[str] | None) -> list[Finding]:
     data, path = loaded.data, loaded.path
     findings = []
     if data["backend"] != path.stem:
@@ -136,17 +150,21 @@ def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | st
     opset = opset_for(data["opset"])
     if isinstance(opset, str):
         return findings + [Finding(yamlio.mark_of(data, "opset"), opset)]
-    names = sorted(opset.core_names() | set(opset.rules_by_op))
+    names = sorted(opset.core_names() | set(opset.rules_by_op) | set(opset.bookkeeping_by_name))
+    measured = set(data.get("devices", ()))
     seen: dict[str, Mark] = {}
     for key in ("lowered", "fallback"):
         entries = data[key]
         for index, entry in enumerate(entries):
             op = _op_of(entry)
             mark = yamlio.mark_of(entries, index)
-            if op not in names:
+            if op not in names and known_ops is not None and op not in known_ops:
                 close = difflib.get_close_matches(op, names, n=1, cutoff=0.8)  # only near-typos
                 hint = f" (did you mean {close[0]}?)" if close else ""
-                findings.append(Finding(mark, f"{op} is not an op of opset {opset.version}{hint}"))
+                findings.append(Finding(mark, f"{op} is neither an op of opset {opset.version} nor of the installed torch{hint}"))
+            for device in (entry.get("fallback_on") or {}) if isinstance(entry, dict) else ():
+                if device not in measured:
+                    findings.append(Finding(mark, f"{op}: fallback_on names device {device!r}, which the manifest's devices do not list"))
             if op in seen:
                 findings.append(Finding(mark, f"{op} is listed twice (first at line {seen[op].line})"))
             else:

@@ -221,13 +221,38 @@ class VersionInfo:
 
 
 @dataclass(frozen=True)
+class BookkeepingOp:
+    """An op exported graphs carry to check or record a fact (an assertion, a range), not to compute.
+
+    ``backend`` is the policy: ``may-skip`` (the fact is fixed when the graph is
+    built; a no-op is a correct implementation) or ``must-honour`` (the fact
+    depends on run-time values; the backend checks it or proves it statically).
+    """
+
+    name: str
+    schema: str
+    kind: str  # assertion | constraint | token
+    backend: str  # may-skip | must-honour
+    description: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "BookkeepingOp":
+        return cls(data["name"], data["schema"], data["kind"], data["backend"], data["description"])
+
+
+@dataclass(frozen=True)
 class Opset:
-    """One version of the specification: its core ops and its decomposition rules."""
+    """One version of the specification: its core ops, its decomposition rules and its bookkeeping-op policy."""
 
     version: str
     info: VersionInfo
     ops: tuple[CoreOp, ...]
     rules: tuple[DecompositionRule, ...]
+    bookkeeping: tuple[BookkeepingOp, ...] = ()
+
+    @property
+    def bookkeeping_by_name(self) -> dict[str, BookkeepingOp]:
+        return {op.name: op for op in self.bookkeeping}
 
     @property
     def ops_by_name(self) -> dict[str, CoreOp]:
