@@ -51,6 +51,13 @@ def add_parser(subparsers) -> None:
                         help="also export every in-place and out= variant of the selected ops, mutating inputs and "
                              "intermediates directly and through views, and add the report's functionalization "
                              "section (runs in this process, after the cases)")
+    parser.add_argument("--inputs", metavar="FILE",
+                        help="replay the recorded calls in FILE (an op-level repro written by --model, opspec-ir JSON) "
+                             "instead of drawing inputs; one case per recorded op and dtype")
+    parser.add_argument("--model", metavar="MODEL",
+                        help="run a whole model instead of the op set: pkg.module:factory, path/to/file.py:factory, "
+                             "torchvision:NAME or transformers:NAME; exported once, compiled by the backend, compared "
+                             "with eager; a divergence is localised to the first op that diverges alone")
     parser.add_argument("--findings", metavar="FILE",
                         help="functionalization findings YAML (default: conformance/expectations/functionalization.yaml)")
     parser.set_defaults(func=run)
@@ -69,6 +76,8 @@ def run(args) -> int:
     from opspec.conform.isolation import Isolated, WorkerError
     from opspec.conform.runner import Settings, cached_opset
 
+    if args.model:
+        return run_model(args)
     if args.max_examples < 1 or args.max_compiles < 1:
         raise UsageError("--max-examples and --max-compiles must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
@@ -82,6 +91,7 @@ def run(args) -> int:
         ops = cases.select_ops(opset, globs)
     except ValueError as err:
         raise UsageError(str(err)) from None
+    replayed = _recorded_cases(args.inputs, ops, args.device) if args.inputs else None
     try:
         backend = backends.resolve(args.backend, opset, dynamic=not args.static)
     except backends.UnknownBackend as err:
@@ -124,7 +134,7 @@ def run(args) -> int:
     elif args.rerun_failures:
         raise UsageError("--rerun-failures needs --resume")
 
-    plan = suite.Plan(cases=cases.cases_for(ops, dtypes, [args.device]), header=head, report_path=report_path,
+    plan = suite.Plan(cases=replayed or cases.cases_for(ops, dtypes, [args.device]), header=head, report_path=report_path,
                       expectations=expected, previous=previous, keep_going=args.isolate,
                       previous_duration_s=previous_duration, shuffle=args.shuffle)
     timeout = args.timeout if args.timeout is not None else (300.0 if args.isolate else None)
@@ -137,7 +147,8 @@ def run(args) -> int:
     log_file = report_path.with_suffix(".log")
     settings = Settings(backend=args.backend, opset=opset.version, max_examples=args.max_examples,
                         max_compiles=args.max_compiles, seed=args.seed, dynamic=not args.static,
-                        repro_dir=str(repro_dir), log_file=str(log_file))
+                        repro_dir=str(repro_dir), log_file=str(log_file),
+                        inputs=str(Path(args.inputs).resolve()) if args.inputs else None)
     try:
         final = suite.execute(plan, Isolated(settings, timeout))
     except WorkerError as err:
@@ -161,6 +172,68 @@ def run(args) -> int:
     print(f"\nreport: {report_path}" + (f"\nrepros: {repro_dir}/" if repro_dir.exists() else "")
           + (f"\ntorch's log: {log_file}" if log_file.exists() else ""))
     return code
+
+
+def _recorded_cases(path: str, ops, device: str) -> list:
+    """One case per (op, dtype) recorded in the file; the ops must be among those --ops selects."""
+    import torch
+
+    from opspec.conform import cases, ir
+
+    try:
+        calls = ir.read_calls(path)
+        found = []
+        for data in calls:
+            op, args, kwargs = ir.call_from_json(data, "cpu")
+            tensors = [t for t in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+            found.append(cases.Case(op, cases.dtype_name(tensors[0].dtype) if tensors else "float32", device))
+    except (ir.IRError, KeyError, TypeError, ValueError) as err:
+        raise UsageError(f"--inputs {err}") from None
+    selected = {op.name for op in ops}
+    outside = sorted({case.op for case in found} - selected)
+    if outside:
+        raise UsageError(f"--inputs {path}: records {', '.join(outside)}, which --ops does not select")
+    return list(dict.fromkeys(found))
+
+
+def run_model(args) -> int:
+    """``--model``: the whole model through the backend, compared with eager; a divergence localised to one op."""
+    import json
+
+    from opspec.bridge import decomp_table
+    from opspec.checks import models
+    from opspec.conform import backends, whole_model
+    from opspec.conform.runner import cached_opset
+    from opspec.examples import zoo
+    from opspec.spec import atomic
+
+    if args.ops or args.inputs or args.functionalization or args.resume:
+        raise UsageError("--model runs a whole model; it takes no --ops, --inputs, --functionalization or --resume")
+    opset = cached_opset(args.opset_version if args.opset_version else None)
+    try:
+        backend = backends.resolve(args.backend, opset, dynamic=not args.static)
+        example = models.load_model(args.model, zoo.ZOO)
+        report_path = Path(args.report or f"conformance-model-{_slug(args.model)}-{_slug(backend.name)}.json")
+        result = whole_model.check_model(args.model, example, backend, opset, decomp_table.decomposition_table(opset),
+                                         report_path.with_suffix(".repros"))
+    except (backends.UnknownBackend, models.ModelError) as err:
+        raise UsageError(str(err)) from None
+    atomic.write_text(report_path, json.dumps(result.to_dict(), indent=2) + "\n")
+    print(f"{args.model} on {backend.name}: {result.status} ({result.nodes} ops in the graph, {result.duration_s:.1f}s)")
+    if result.message:
+        print(f"  {result.message.splitlines()[0]}")
+    if result.status == "fail":
+        if result.culprit is not None:
+            print(f"  first op that diverges alone: {result.culprit.op} (node {result.culprit.node})")
+            print(f"    {' '.join(result.culprit.message.split())[:300]}")
+            print(f"  repro: {result.culprit.repro}")
+            print(f"  replay: opspec conform --backend {backend.name} --ops {result.culprit.op.removeprefix('aten::')} "
+                  f"--inputs {result.culprit.repro}")
+        else:
+            where = f" (first diverging node: {result.first_divergence})" if result.first_divergence else ""
+            print(f"  no single op diverges alone{where}: the difference needs the whole program (fusion or rounding)")
+    print(f"report: {report_path}")
+    return result.exit_code
 
 
 def _dtypes(names: list[str]) -> list[str] | None:

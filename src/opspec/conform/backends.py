@@ -5,9 +5,11 @@ A backend is named three ways:
   ``aot_eager``, third-party ones registered under ``torch_dynamo_backends``),
   and ``eager``, the reference itself, to check the suite;
 - ``pkg.module:callable`` with the ``(GraphModule, example_inputs) -> callable`` signature;
-- ``export`` and ``onnxruntime``, which are not ``torch.compile`` backends but
-  programs built from the same function: torch.export lowered with the opset's
-  decomposition table, and the ONNX exporter run by ONNX Runtime.
+- ``export``, ``onnxruntime`` and ``ir-roundtrip``, which are not ``torch.compile``
+  backends but programs built from the same function: torch.export lowered with
+  the opset's decomposition table; the ONNX exporter run by ONNX Runtime; and
+  that same exported graph turned into flat JSON records and rebuilt call by
+  call from each op's schema alone (:mod:`.ir`).
 
 Every backend is wrapped so the suite counts its compiles and records the ops
 in the graphs it was handed.
@@ -27,7 +29,8 @@ from opspec.conform import evidence
 
 EXPORT = "export"
 ONNXRUNTIME = "onnxruntime"
-PROGRAM_BACKENDS = (EXPORT, ONNXRUNTIME)
+IR_ROUNDTRIP = "ir-roundtrip"
+PROGRAM_BACKENDS = (EXPORT, ONNXRUNTIME, IR_ROUNDTRIP)
 
 
 class UnknownBackend(LookupError):
@@ -190,6 +193,32 @@ def _export_compile(backend: Backend, fn: Callable, example_inputs: list) -> Cal
     return module
 
 
+# ---- ir-roundtrip: the exported graph as flat JSON records, rebuilt from schemas ----
+
+def _ir_compile(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
+    from torch.utils import _pytree
+
+    from opspec.conform import ir
+
+    backend.compiles += 1
+    try:
+        exported = _export(fn, example_inputs).run_decompositions(backend.table)
+    except Exception as err:  # the front end, before any record exists: as the export backend fails
+        raise CompileError(f"torch.export: {root_cause_line(err)}") from err
+    backend.handed |= graph_ops(exported.graph)
+    try:
+        extracted = ir.program_of(exported)
+        program = ir.Program.from_json(extracted.to_json(), extracted.constants)  # only what survived JSON runs
+    except Exception as err:
+        raise CompileError(f"ir: {root_cause_line(err)}") from err
+    _, spec = _pytree.tree_flatten(fn(*example_inputs))
+
+    def run(*inputs):
+        return _pytree.tree_unflatten(program.run(*inputs), spec)
+
+    return run
+
+
 # ---- onnxruntime: torch.onnx.export(dynamo=True) run by ONNX Runtime ----
 
 def _onnx_compile(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
@@ -258,6 +287,9 @@ def _resolve(spec: str, opset, dynamic: bool) -> Backend:
     if spec == EXPORT:
         table = decomp_table.decomposition_table(opset) if opset is not None else {}
         return Backend(EXPORT, _export_compile, torch_version, dynamic, table=table, package="torch")
+    if spec == IR_ROUNDTRIP:
+        table = decomp_table.decomposition_table(opset) if opset is not None else {}
+        return Backend(IR_ROUNDTRIP, _ir_compile, torch_version, dynamic, table=table, package="torch")
     if spec == ONNXRUNTIME:
         try:
             import onnxruntime  # noqa: F401

@@ -39,6 +39,7 @@ class Settings:
     dynamic: bool = True
     repro_dir: str | None = None  # each example's repro is written here before it runs; kept where it fails
     log_file: str | None = None  # torch's logs (guards, recompiles) go here, not to the terminal
+    inputs: str | None = None  # a recorded-call file (opspec-ir JSON): its calls replace the drawn examples
 
 
 @functools.lru_cache(maxsize=None)
@@ -105,8 +106,11 @@ class CaseRunner:
         op = self.opset.ops_by_name[case.op]
         seed = case.seed(self.settings.seed)
         try:
-            examples = cases.draw(op, case.dtype, case.device, max_examples=self.settings.max_examples,
-                                  max_compiles=self.settings.max_compiles, seed=seed)
+            if self.settings.inputs:
+                examples = [Example.of(call) for call in recorded_calls(self.settings.inputs, case)]
+            else:
+                examples = cases.draw(op, case.dtype, case.device, max_examples=self.settings.max_examples,
+                                      max_compiles=self.settings.max_compiles, seed=seed)
         except Exception as err:  # hypothesis could not satisfy the strategy
             return {"status": "skip", "message": f"no valid inputs could be drawn: {type(err).__name__}: {err}"}
         if not examples:
@@ -144,3 +148,18 @@ class CaseRunner:
         """Standalone source: the exact inputs, the program the backend compiled, and the verdict on replay."""
         return replay.source(example, case=case, backend=self.backend.name, opset=self.opset.version, seed=seed,
                              dynamic=self.settings.dynamic)
+
+
+def recorded_calls(path: str, case: Case) -> list:
+    """The calls of a recorded-call file that belong to ``case`` (its op, its first tensor's dtype)."""
+    from opspec.conform import ir
+    from opspec.testing.strategies import Call
+
+    calls = []
+    for data in ir.read_calls(path):
+        op, args, kwargs = ir.call_from_json(data, case.device)
+        call = Call(op, args, kwargs)
+        tensors = call.tensors()
+        if op == case.op and (not tensors or cases.dtype_name(tensors[0].dtype) == case.dtype):
+            calls.append(call)
+    return calls
