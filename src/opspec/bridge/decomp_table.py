@@ -2,14 +2,17 @@
 
 The opset's table is torch's core table with the opset's own rules laid over it:
 a rule implemented in opspec replaces torch's entry, and a rule torch lacks adds
-one. Optional rules (lowerings of core ops) join only when asked for.
+one. Optional rules (lowerings of core ops) join only when asked for. The table is
+built entry by entry: a rule the installed torch cannot serve (see
+:mod:`opspec.bridge.versions`) is left out, keeping torch's own entry if it has one,
+and only that rule reports the problem when it is checked.
 """
 from __future__ import annotations
 
 import importlib
 from typing import Callable
 
-from opspec.bridge import torch_ops
+from opspec.bridge import torch_ops, versions
 from opspec.spec.model import DecompositionRule, Opset
 
 
@@ -44,8 +47,14 @@ def load_callable(reference: str) -> Callable:
 def table_by_name(opset: Opset, *, include_optional: bool = False) -> dict[str, Callable]:
     table = dict(torch_ops.core_decomposition_table())
     for rule in opset.rules:
-        if rule.kind == "default" or include_optional:
+        if rule.kind != "default" and not include_optional:
+            continue
+        if versions.rule_absence(rule):
+            continue
+        try:
             table[rule.op] = implementation(rule)
+        except ImplementationError:
+            continue  # the rule's own check names the problem; the other entries stay usable
     return table
 
 

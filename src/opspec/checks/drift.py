@@ -11,13 +11,17 @@ Four kinds of drift, the first three of which the opset must answer for:
 Where the opset differs from torch's tag on purpose (an op a proposal made core, or
 removed or decomposed, after the first version), the difference is listed as an
 opset decision with its proposal, not as drift.
+
+Ops and rules whose recorded ``torch`` range excludes the installed torch are listed
+as absent and not checked; each other rule is traced on its own, so one rule torch
+cannot serve drifts alone.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from opspec.bridge import decomp_table, torch_ops
+from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.spec.model import DecompositionRule, Opset, TestingHints, version_key
 
 SAMPLES_PER_RULE = 4
@@ -55,6 +59,7 @@ class DriftReport:
     rules: list[RuleDrift] = field(default_factory=list)
     table_changes: list[dict[str, str]] = field(default_factory=list)
     closure_gaps: list[ClosureGap] = field(default_factory=list)
+    absent: list[dict[str, str]] = field(default_factory=list)  # recorded as absent in this torch: not checked
     closure_probed: int = 0
     closure_untraced: int = 0
 
@@ -80,6 +85,9 @@ def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], No
     tagged = torch_ops.core_tagged()
     live = torch_ops.all_aten_schemas()
     ours = {op.name: op for op in opset.active_ops()}
+    absent_ops = {op.name: absence for op in ours.values() if (absence := versions.op_absence(op)) and absence.recorded}
+    absent_rules = {rule.op: absence for rule in opset.rules if (absence := versions.rule_absence(rule)) and absence.recorded}
+    report.absent = [{"op": absence.name, "reason": absence.reason} for absence in (*absent_ops.values(), *absent_rules.values())]
 
     decided = opset_decisions(opset)
     report.decisions = [
@@ -87,14 +95,18 @@ def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], No
         if (name in ours) != (name in tagged) and (name in ours or name in live)
     ]
     report.core_added = {name: schema for name, schema in tagged.items() if name not in ours and name not in decided}
-    report.core_removed = sorted(name for name in ours if name not in tagged and name not in decided)
+    report.core_removed = sorted(name for name in ours if name not in tagged and name not in decided and name not in absent_ops)
     for name, op in ours.items():
+        if name in absent_ops:
+            continue
         if name in live and live[name] != op.schema:
             report.schema_changed.append({"op": name, "opset": op.schema, "torch": live[name]})
 
-    report.table_changes = _table_changes(opset)
+    report.table_changes = [change for change in _table_changes(opset) if change["op"] not in absent_rules]
     core = set(ours)
     for rule in opset.rules:
+        if rule.op in absent_rules:
+            continue
         if progress:
             progress(f"tracing {rule.op}")
         report.rules.append(trace_rule(opset, rule, core))
@@ -150,8 +162,9 @@ def _sample_calls(schema: str, hints: TestingHints, count: int, seed: int) -> li
 def trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: int = SAMPLES_PER_RULE) -> RuleDrift:
     result = RuleDrift(rule.op)
     live = torch_ops.all_aten_schemas()
-    if rule.op not in live:
-        result.problem = "torch has no such operator"
+    absence = versions.rule_absence(rule)
+    if absence:
+        result.problem = absence.reason
         return result
     try:
         table = decomp_table.table_by_name(opset)
@@ -278,6 +291,7 @@ def render_text(report: DriftReport) -> str:
     )
     section("schema changes", [f"{c['op']}\n    opset: {c['opset']}\n    torch: {c['torch']}" for c in report.schema_changed])
     section("decomposition table changes", [f"{c['op']}: {c['change']}" for c in report.table_changes])
+    section("absent in this torch, as recorded (not checked)", [f"{a['op']}: {a['reason']}" for a in report.absent])
     drifted = [r for r in report.rules if r.drifted]
     section(
         f"decomposition drift ({len(report.rules)} rules traced)",

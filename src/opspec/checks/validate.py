@@ -4,7 +4,8 @@ Layers, each run only where the one before it left usable data:
 1. YAML syntax and JSON Schema (no torch) — :mod:`opspec.spec.load`;
 2. consistency inside the data (duplicates, lifecycle, closure, released digests);
 3. facts about the installed torch (the op exists, its schema, functional-ness,
-   implementations importable).
+   implementations importable). An entry whose ``torch`` range excludes the
+   installed torch is not checked against it: it gets one note saying it is absent.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from opspec.bridge import torch_ops
+from opspec.bridge import torch_ops, versions
 from opspec.spec import load, yamlio
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
@@ -31,6 +32,7 @@ from opspec.spec.yamlio import Mark
 @dataclass
 class Report:
     findings: list[Finding] = field(default_factory=list)
+    notes: list[Finding] = field(default_factory=list)  # entries absent in the installed torch, as recorded
     unusable: bool = False  # some file could not be parsed at all
     checked_versions: list[str] = field(default_factory=list)
 
@@ -68,7 +70,9 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
         if ops_file.findings or rules_file.findings:
             continue
         entry_mark = yamlio.mark_of(index.data["versions"], position)
-        report.findings += _check_version(root, info, entry_mark, ops_file, rules_file, use_torch)
+        findings, notes = _check_version(root, info, entry_mark, ops_file, rules_file, use_torch)
+        report.findings += findings
+        report.notes += notes
         bookkeeping = load.read_bookkeeping(root, info.version)
         if bookkeeping is not None:
             report.findings += bookkeeping.findings
@@ -135,7 +139,7 @@ def _check_version(
     ops_file: LoadedFile,
     rules_file: LoadedFile,
     use_torch: bool,
-) -> list[Finding]:
+) -> tuple[list[Finding], list[Finding]]:
     findings: list[Finding] = []
     for loaded in (ops_file, rules_file):
         if loaded.data["opset"] != info.version:
@@ -157,9 +161,41 @@ def _check_version(
     for rule, entry in rules.values():
         findings += _check_rule_closure(rule, entry, ops, core)
 
+    notes: list[Finding] = []
     if use_torch:
+        ops, rules, absent_findings, notes = _set_aside_absent(ops, rules)
+        findings += absent_findings
         findings += _check_against_torch(ops, rules)
-    return findings
+    return findings, notes
+
+
+def _set_aside_absent(ops: dict[str, tuple[CoreOp, Any]], rules: dict[str, tuple[DecompositionRule, Any]]):
+    """Entries whose torch range excludes the installed torch: a note each, and no further checks.
+
+    A range that excludes a torch which does provide the entry is stale: a finding."""
+    findings, notes = [], []
+    live = torch_ops.all_aten_schemas()
+    version = versions.installed()
+    kept_ops, kept_rules = {}, {}
+    for name, (op, entry) in ops.items():
+        absence = versions.op_absence(op)
+        if absence is None or not absence.recorded:
+            kept_ops[name] = (op, entry)
+        elif live.get(name) == op.schema:
+            findings.append(Finding(_at(entry["torch"], "versions", entry.mark), f"{name}: recorded as absent in torch {version} (holds for torch {op.torch}), but torch {version} has it with this schema; widen torch.versions"))
+        else:
+            notes.append(Finding(_at(entry, "torch", entry.mark), f"note: {absence}"))
+    for name, (rule, entry) in rules.items():
+        absence = versions.rule_absence(rule)
+        if absence is None or not absence.recorded:
+            kept_rules[name] = (rule, entry)
+            continue
+        provided = name in live and (not rule.uses_torch or name in torch_ops.registered_decompositions() or name in torch_ops.core_decomposition_table())
+        if provided:
+            findings.append(Finding(_at(entry["torch"], "versions", entry.mark), f"{name}: recorded as absent in torch {version} (holds for torch {rule.torch}), but torch {version} provides it; widen torch.versions"))
+        else:
+            notes.append(Finding(_at(entry, "torch", entry.mark), f"note: {absence}"))
+    return kept_ops, kept_rules, findings, notes
 
 
 def _index_entries(loaded: LoadedFile, key: str, build, name_of, what: str) -> tuple[dict[str, tuple[Any, Any]], list[Finding]]:
@@ -264,7 +300,7 @@ def _check_against_torch(ops: dict[str, tuple[CoreOp, Any]], rules: dict[str, tu
                 findings.append(Finding(_line_of_item(entry["targets"], position), f"{name}: unknown target op {target}{_did_you_mean(target, live)}"))
         if rule.uses_torch:
             if name not in registered and name not in torch_table:
-                findings.append(Finding(_at(entry, "implementation", entry.mark), f"{name}: torch {torch.__version__} registers no decomposition for it; give a module:function"))
+                findings.append(Finding(_at(entry, "implementation", entry.mark), f"{name}: absent in torch {versions.installed()}: torch registers no decomposition for it; give a module:function, or record the torch versions that have it (torch.versions)"))
         else:
             problem = _import_problem(rule.implementation)
             if problem:

@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from opspec.bridge import decomp_table, torch_ops
+from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.checks import decomp_check
 from opspec.cli import UsageError
 from opspec.reports.browse import normalize_name
@@ -45,7 +45,13 @@ def run(args) -> int:
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # candidates usually live beside the author, like `python -m`
     opset = load.load_opset(args.opset_version)
-    subjects = [_subject(opset, rule.op, None) for rule in opset.rules] if args.all else [_subject(opset, normalize_name(args.op), args.impl)]
+    if args.all:
+        absent = {rule.op: absence for rule in opset.rules if (absence := versions.rule_absence(rule))}
+        for absence in absent.values():
+            print(f"skip  {absence}")
+        subjects = [_subject(opset, rule.op, None) for rule in opset.rules if rule.op not in absent]
+    else:
+        subjects = [_subject(opset, normalize_name(args.op), args.impl)]
 
     failed = 0
     for subject in subjects:

@@ -2,8 +2,10 @@
 
 ``conformance/expectations/NAME.yaml``, schema ``expectations.schema.json``.
 Entries match a case by fnmatch globs over the op (with or without ``aten::``),
-the dtype and the device; the first entry that matches applies. A pattern that
-matches no op of the opset is a warning, with its file and line.
+the dtype and the device, and by a PEP 440 specifier over the installed torch
+(``torch: "<2.14"``); the first entry that matches applies. A pattern that matches
+no op of the opset is a warning, with its file and line. An xfail entry whose cases
+pass is stale: each case says so, and :func:`stale` sums it up per entry and device.
 """
 from __future__ import annotations
 
@@ -13,9 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.specifiers import SpecifierSet
+
+from opspec.bridge import versions
 from opspec.conform.cases import Case, op_matches
 from opspec.spec import load, resources, yamlio
-from opspec.spec.model import Opset
+from opspec.spec.load import Finding, OpsetError
+from opspec.spec.model import Opset, specifier_holds, torch_specifier
 
 SCHEMA = "expectations.schema.json"
 
@@ -27,18 +33,22 @@ class Expectation:
     reason: str
     dtypes: tuple[str, ...] = ()
     devices: tuple[str, ...] = ()
+    torch: SpecifierSet | None = None  # None: every torch version
     link: str = ""
     where: str = ""  # file:line, for messages
 
-    def matches(self, case: Case) -> bool:
+    def matches(self, case: Case, torch_version: str) -> bool:
         return (op_matches(case.op, self.op)
                 and (not self.dtypes or any(fnmatch.fnmatchcase(case.dtype, d) for d in self.dtypes))
-                and (not self.devices or case.device in self.devices))
+                and (not self.devices or case.device in self.devices)
+                and (self.torch is None or specifier_holds(self.torch, torch_version)))
 
     def as_dict(self) -> dict[str, Any]:
         entry = {"status": self.status, "reason": self.reason, "where": self.where}
         if self.link:
             entry["link"] = self.link
+        if self.torch is not None:
+            entry["torch"] = str(self.torch)
         return entry
 
 
@@ -47,9 +57,11 @@ class Expectations:
     entries: tuple[Expectation, ...] = ()
     path: str = ""
     warnings: tuple[str, ...] = ()
+    torch_version: str = ""  # the torch the entries are matched against (the installed one)
 
     def lookup(self, case: Case) -> Expectation | None:
-        return next((e for e in self.entries if e.matches(case)), None)
+        version = self.torch_version or versions.installed()
+        return next((e for e in self.entries if e.matches(case, version)), None)
 
 
 expectations_dir = resources.expectations_dir
@@ -60,20 +72,29 @@ def default_path(backend: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def read(path: Path, opset: Opset) -> Expectations:
-    """Parse, schema-check and resolve one file; OpsetError (file:line: message) when it is unusable."""
+def read(path: Path, opset: Opset, torch_version: str | None = None) -> Expectations:
+    """Parse, schema-check and resolve one file; OpsetError (file:line: message) when it is unusable.
+
+    Entries are matched against ``torch_version`` (default: the installed torch)."""
     data = load.read_checked(path, SCHEMA, "expectations")
-    entries, warnings = [], []
+    entries, warnings, problems = [], [], []
     names = [op.name for op in opset.active_ops()]
     for item in data["expectations"]:
         mark = yamlio.mark_of(item)
+        try:
+            torch_range = torch_specifier(item["torch"]) if "torch" in item else None
+        except ValueError as err:
+            problems.append(Finding(yamlio.mark_of(item, "torch", default=mark), f"expectation {item['op']!r}: {err}"))
+            continue
         entry = Expectation(op=item["op"], status=item["status"], reason=item["reason"],
                             dtypes=tuple(item.get("dtypes", ())), devices=tuple(item.get("devices", ())),
-                            link=item.get("link", ""), where=f"{mark.path}:{mark.line}")
+                            torch=torch_range, link=item.get("link", ""), where=f"{mark.path}:{mark.line}")
         if not any(op_matches(name, entry.op) for name in names):
             warnings.append(f"{mark}: expectation {entry.op!r} matches no op of opset {opset.version}")
         entries.append(entry)
-    return Expectations(tuple(entries), str(path), tuple(warnings))
+    if problems:
+        raise OpsetError(problems)
+    return Expectations(tuple(entries), str(path), tuple(warnings), torch_version or versions.installed())
 
 
 def apply(record: dict[str, Any], expectation: Expectation | None) -> dict[str, Any]:
@@ -85,8 +106,31 @@ def apply(record: dict[str, Any], expectation: Expectation | None) -> dict[str, 
     if expectation.status == "xfail":
         record["status"] = "xpass" if record["outcome"] == "pass" else "xfail"
         if record["status"] == "xpass":
-            record["message"] = f"stale expectation at {expectation.where}: the case passes"
+            record["message"] = f"stale expectation at {expectation.where}: the case passes on {record.get('device', '?')}"
     return record
+
+
+def stale(records: list[dict[str, Any]]) -> list[str]:
+    """One line per (xfail entry, device) with passing cases: stale there, in all its cases or some.
+
+    An entry stale on one device and still failing on another should name the device
+    it is for (``devices:``); one stale in every case should go, or name the torch
+    versions it holds for (``torch:``)."""
+    by_entry: dict[tuple[str, str], list[str]] = {}
+    for record in records:
+        expectation = record.get("expectation") or {}
+        if expectation.get("status") == "xfail":
+            by_entry.setdefault((expectation["where"], record["device"]), []).append(record["status"])
+    lines = []
+    for (where, device), statuses in sorted(by_entry.items()):
+        passing = statuses.count("xpass")
+        if not passing:
+            continue
+        failing_elsewhere = sorted(d for (w, d), s in by_entry.items() if w == where and d != device and "xpass" not in s)
+        advice = f"; it still fails on {', '.join(failing_elsewhere)}: limit it with devices" if failing_elsewhere else ""
+        scope = f"all {passing}" if passing == len(statuses) else f"{passing} of {len(statuses)}"
+        lines.append(f"{where}: stale expectation on {device}: {scope} of its cases pass{advice}")
+    return lines
 
 
 def skipped(case: Case, expectation: Expectation) -> dict[str, Any]:

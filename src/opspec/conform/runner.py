@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from opspec.bridge import versions
 from opspec.conform import attribution, backends, cases, evidence, properties, replay, torch_logs
 from opspec.conform.cases import Case, Example
 from opspec.spec import atomic, load
@@ -104,6 +105,9 @@ class CaseRunner:
 
     def _run(self, case: Case) -> dict[str, Any]:
         op = self.opset.ops_by_name[case.op]
+        absence = versions.op_absence(op)
+        if absence:  # the installed torch lacks the op (or the schema the opset records)
+            return {"status": "skip", "message": absence.reason, "examples": 0}
         seed = case.seed(self.settings.seed)
         try:
             if self.settings.inputs:

@@ -69,7 +69,7 @@ def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
         raise
     finally:
         executor.close()
-    final = report.final(plan.header, records, order=plan.cases, warnings=list(plan.expectations.warnings),
+    final = report.final(plan.header, records, order=plan.cases, warnings=[*plan.expectations.warnings, *expectations_mod.stale(records)],
                          duration_s=clock() - started + plan.previous_duration_s)
     report.write(plan.report_path, final)
     journal.close(remove=True)

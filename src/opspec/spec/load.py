@@ -17,7 +17,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 from opspec.spec import resources, yamlio
-from opspec.spec.model import BookkeepingOp, CoreOp, DecompositionRule, OpDescription, Opset, VersionInfo, version_key
+from opspec.spec.model import BookkeepingOp, CoreOp, DecompositionRule, OpDescription, Opset, VersionInfo, torch_specifier, version_key
 from opspec.spec.yamlio import DataError, Mark
 
 VERSION_FILES = ("core_ops.yaml", "decompositions.yaml")
@@ -128,9 +128,26 @@ def read_index(root: Path) -> LoadedFile:
 
 def read_version(root: Path, version: str) -> tuple[LoadedFile, LoadedFile]:
     folder = root / version
-    return read(folder / "core_ops.yaml", "core_ops.schema.json"), read(
-        folder / "decompositions.yaml", "decompositions.schema.json"
-    )
+    ops_file = read(folder / "core_ops.yaml", "core_ops.schema.json")
+    rules_file = read(folder / "decompositions.yaml", "decompositions.schema.json")
+    for loaded, key, name_key in ((ops_file, "ops", "name"), (rules_file, "rules", "op")):
+        if not loaded.findings:
+            loaded.findings += torch_range_findings(loaded, key, name_key)
+    return ops_file, rules_file
+
+
+def torch_range_findings(loaded: LoadedFile, key: str, name_key: str) -> list[Finding]:
+    """A ``torch.versions`` that is no version specifier, at its line (the schema sees only a string)."""
+    findings = []
+    for _, entry in iter_entries(loaded, key):
+        block = entry.get("torch")
+        if not isinstance(block, dict) or not isinstance(block.get("versions"), str):
+            continue
+        try:
+            torch_specifier(block["versions"])
+        except ValueError as err:
+            findings.append(Finding(yamlio.mark_of(block, "versions", default=entry.mark), f"{entry.get(name_key)}: {err}"))
+    return findings
 
 
 def read_bookkeeping(root: Path, version: str) -> LoadedFile | None:

@@ -9,6 +9,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 CATEGORIES = (
     "pointwise-unary",
     "pointwise-binary",
@@ -58,6 +61,48 @@ class Interval:
             return repr(int(value)) if value.is_integer() else repr(value)
 
         return f"{'[' if self.low_closed else '('}{fmt(self.low)}, {fmt(self.high)}{']' if self.high_closed else ')'}"
+
+
+def torch_specifier(text: str) -> SpecifierSet:
+    """A PEP 440 specifier over torch versions (``>=2.12``, ``>=2.11,<2.14``); ValueError saying what is wrong."""
+    try:
+        specifier = SpecifierSet(str(text))
+    except InvalidSpecifier:
+        specifier = None
+    if not specifier or not str(text).strip():
+        raise ValueError(f"torch: {text!r} is not a version specifier (PEP 440, e.g. '>=2.12' or '>=2.11,<2.14')")
+    return specifier
+
+
+def public_version(version: str) -> Version:
+    """``2.13.0+cpu`` -> 2.13.0: a build's local label does not change what it implements."""
+    try:
+        return Version(Version(version).public)
+    except InvalidVersion:
+        raise ValueError(f"{version!r} is not a version") from None
+
+
+def specifier_holds(specifier: SpecifierSet, version: str) -> bool:
+    """Whether ``version`` (a release, a pre-release or a nightly) lies in ``specifier``."""
+    return specifier.contains(public_version(version), prereleases=True)
+
+
+@dataclass(frozen=True)
+class TorchRange:
+    """The torch versions an op or rule holds for, and why it does not hold for the others."""
+
+    specifier: SpecifierSet
+    reason: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "TorchRange | None":
+        return cls(torch_specifier(data["versions"]), data["reason"]) if data else None
+
+    def holds_for(self, version: str) -> bool:
+        return specifier_holds(self.specifier, version)
+
+    def __str__(self) -> str:
+        return str(self.specifier)
 
 
 @dataclass(frozen=True)
@@ -122,6 +167,7 @@ class CoreOp:
     equivalents: Mapping[str, str] = field(default_factory=dict)
     exceptions: tuple[OpException, ...] = ()
     testing: TestingHints = field(default_factory=TestingHints)
+    torch: TorchRange | None = None  # None: every torch opspec supports
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -139,6 +185,7 @@ class CoreOp:
             equivalents=dict(data.get("equivalents", {})),
             exceptions=tuple(OpException(e["kind"], e["reason"]) for e in data.get("exceptions", ())),
             testing=TestingHints.from_dict(data.get("testing")),
+            torch=TorchRange.from_dict(data.get("torch")),
             raw=data,
         )
 
@@ -160,6 +207,7 @@ class DecompositionRule:
     random: bool = False
     unspecified_values: bool = False
     testing: TestingHints = field(default_factory=TestingHints)
+    torch: TorchRange | None = None  # None: every torch opspec supports
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -177,6 +225,7 @@ class DecompositionRule:
             random=bool(data.get("random", False)),
             unspecified_values=bool(data.get("unspecified_values", False)),
             testing=TestingHints.from_dict(data.get("testing")),
+            torch=TorchRange.from_dict(data.get("torch")),
             raw=data,
         )
 

@@ -1,0 +1,58 @@
+"""Which torch is installed, and which entries of the opset it lacks.
+
+An op or rule whose recorded ``torch`` range excludes the installed torch, or that
+the installed torch does not provide (no operator, no registered decomposition), is
+*absent*: it gets one finding, its checks skip with the reason, and nothing else is
+affected. Every question about a torch version is answered here.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from opspec.bridge import torch_ops
+from opspec.spec.model import CoreOp, DecompositionRule, TorchRange, public_version
+
+
+@functools.lru_cache(maxsize=None)
+def installed() -> str:
+    """The installed torch's public version: ``2.13.0`` for ``2.13.0+cpu``."""
+    return str(public_version(torch_ops.torch_module().__version__))
+
+
+@dataclass(frozen=True)
+class Absence:
+    name: str
+    reason: str  # "absent in torch 2.11.0: ..."
+    recorded: bool  # the entry's torch range says so; otherwise the opset has yet to answer for it
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.reason}"
+
+
+def _outside(name: str, torch_range: TorchRange | None) -> Absence | None:
+    version = installed()
+    if torch_range is None or torch_range.holds_for(version):
+        return None
+    return Absence(name, f"absent in torch {version} (holds for torch {torch_range}): {torch_range.reason}", True)
+
+
+def op_absence(op: CoreOp) -> Absence | None:
+    """Why the installed torch cannot run this core op, or None when it can."""
+    recorded = _outside(op.name, op.torch)
+    if recorded or op.name in torch_ops.all_aten_schemas():
+        return recorded
+    return Absence(op.name, f"absent in torch {installed()}: torch has no operator {op.name}", False)
+
+
+def rule_absence(rule: DecompositionRule) -> Absence | None:
+    """Why the installed torch cannot check this rule, or None when it can."""
+    recorded = _outside(rule.op, rule.torch)
+    if recorded:
+        return recorded
+    version = installed()
+    if rule.op not in torch_ops.all_aten_schemas():
+        return Absence(rule.op, f"absent in torch {version}: torch has no operator {rule.op}", False)
+    if rule.uses_torch and rule.op not in torch_ops.core_decomposition_table() and rule.op not in torch_ops.registered_decompositions():
+        return Absence(rule.op, f"absent in torch {version}: torch registers no decomposition for {rule.op}", False)
+    return None
