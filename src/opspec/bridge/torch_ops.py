@@ -4,7 +4,11 @@ Imports torch lazily: loading and schema-checking the opset data never needs it.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import sys
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -13,6 +17,23 @@ def torch_module():
     import torch
 
     return torch
+
+
+@contextlib.contextmanager
+def quiet():
+    """Keep torch's warnings about drawn inputs ("degrees of freedom is <= 0") out of a report:
+    Python warnings, and the C++ ones some builds print straight to file descriptor 2."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sys.stderr.flush()
+        saved, sink = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        os.dup2(sink, 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(sink)
 
 
 def split_name(qualified: str) -> tuple[str, str, str]:

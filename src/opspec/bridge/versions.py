@@ -56,3 +56,10 @@ def rule_absence(rule: DecompositionRule) -> Absence | None:
     if rule.uses_torch and rule.op not in torch_ops.core_decomposition_table() and rule.op not in torch_ops.registered_decompositions():
         return Absence(rule.op, f"absent in torch {version}: torch registers no decomposition for {rule.op}", False)
     return None
+
+
+def targets(rule: DecompositionRule) -> tuple[str, ...]:
+    """The core ops the rule may produce on the installed torch: its targets and those recorded for this torch."""
+    version = installed()
+    extra = [t for block in rule.torch_targets if block.holds_for(version) for t in block.targets]
+    return (*rule.targets, *(t for t in dict.fromkeys(extra) if t not in rule.targets))

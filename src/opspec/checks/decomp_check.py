@@ -21,7 +21,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from opspec.bridge import decomp_table, torch_ops
+from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.testing import compare, random_check, strategies
 from opspec.testing.strategies import Call
@@ -46,7 +46,8 @@ class Subject:
 
 
 def subject_for_rule(opset: Opset, rule: DecompositionRule) -> Subject:
-    subject = _subject(opset, rule.op, decomp_table.implementation(rule), rule.implementation, rule.testing, rule.targets, rule.random)
+    subject = _subject(opset, rule.op, decomp_table.implementation(rule), rule.implementation, rule.testing,
+                       versions.targets(rule), rule.random)
     return replace(subject, unspecified_values=rule.unspecified_values)
 
 

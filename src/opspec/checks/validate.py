@@ -241,6 +241,11 @@ def _check_rule_closure(rule: DecompositionRule, entry: Any, ops: dict[str, tupl
         )
     if rule.kind == "optional" and rule.op not in core:
         findings.append(Finding(_at(entry, "kind", entry.mark), f"optional rule for {rule.op}, which is not core in this version"))
+    for block, extra in zip(rule.torch_targets, entry.get("torch_targets", ())):
+        for position, target in enumerate(block.targets):
+            if target not in core:
+                findings.append(Finding(_line_of_item(extra["targets"], position),
+                                        f"{rule.op}: target {target} (torch {block.specifier}) is not a core op of this version (closure){_did_you_mean(target, core)}"))
     targets = entry["targets"]
     for position, target in enumerate(rule.targets):
         if target not in core:

@@ -140,13 +140,14 @@ def torch_range_findings(loaded: LoadedFile, key: str, name_key: str) -> list[Fi
     """A ``torch.versions`` that is no version specifier, at its line (the schema sees only a string)."""
     findings = []
     for _, entry in iter_entries(loaded, key):
-        block = entry.get("torch")
-        if not isinstance(block, dict) or not isinstance(block.get("versions"), str):
-            continue
-        try:
-            torch_specifier(block["versions"])
-        except ValueError as err:
-            findings.append(Finding(yamlio.mark_of(block, "versions", default=entry.mark), f"{entry.get(name_key)}: {err}"))
+        blocks = [entry.get("torch"), *(entry.get("torch_targets") or ())]
+        for block in blocks:
+            if not isinstance(block, dict) or not isinstance(block.get("versions"), str):
+                continue
+            try:
+                torch_specifier(block["versions"])
+            except ValueError as err:
+                findings.append(Finding(yamlio.mark_of(block, "versions", default=entry.mark), f"{entry.get(name_key)}: {err}"))
     return findings
 
 

@@ -106,6 +106,22 @@ class TorchRange:
 
 
 @dataclass(frozen=True)
+class TorchTargets:
+    """Core ops a rule produces only on some torch versions (torch's own decomposition differs there)."""
+
+    specifier: SpecifierSet
+    targets: tuple[str, ...]
+    reason: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "TorchTargets":
+        return cls(torch_specifier(data["versions"]), tuple(data["targets"]), data["reason"])
+
+    def holds_for(self, version: str) -> bool:
+        return specifier_holds(self.specifier, version)
+
+
+@dataclass(frozen=True)
 class Tolerance:
     reason: str
     per_dtype: Mapping[str, tuple[float, float]]  # dtype -> (rtol, atol)
@@ -208,6 +224,7 @@ class DecompositionRule:
     unspecified_values: bool = False
     testing: TestingHints = field(default_factory=TestingHints)
     torch: TorchRange | None = None  # None: every torch opspec supports
+    torch_targets: tuple[TorchTargets, ...] = ()  # more targets on some torch versions
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -226,6 +243,7 @@ class DecompositionRule:
             unspecified_values=bool(data.get("unspecified_values", False)),
             testing=TestingHints.from_dict(data.get("testing")),
             torch=TorchRange.from_dict(data.get("torch")),
+            torch_targets=tuple(TorchTargets.from_dict(t) for t in data.get("torch_targets", ())),
             raw=data,
         )
 

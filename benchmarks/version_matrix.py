@@ -1,0 +1,254 @@
+"""The version matrix: opspec on every supported torch, one venv each, CPU.
+
+    python benchmarks/version_matrix.py [--versions 2.11.0 2.15.0] [--venvs DIR] [--steps ...]
+    python benchmarks/version_matrix.py --table-only     # rewrite the README table from the JSON
+
+For each torch version: a venv ``DIR/torch-X`` (torch==X from the registry and
+opspec's other dependencies at the versions in constraints.txt; made once, reused
+after), then with the working tree on ``PYTHONPATH``:
+
+- ``wheel``: would ``pip install opspec.whl`` keep this torch? (a dry run, torch must not be in the plan);
+- ``validate``: ``opspec validate``, its findings and notes;
+- ``drift``: ``opspec drift --format json``, drifted and absent entries, and whether anything leaks to stderr;
+- ``decompositions``: ``pytest conformance/test_decompositions.py`` (the ci profile), its counts and failures;
+- ``inductor``: ``opspec conform --backend inductor --isolate --dtypes float32``, its summary and non-passing cases.
+
+Results are merged per version into ``benchmarks/results/version_matrix.json``
+(written atomically after each step, so a long run keeps what it finished), and the
+table between the markers in ``benchmarks/README.md`` is rewritten from it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+from opspec.spec import atomic  # noqa: E402
+
+VERSIONS = ("2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
+STEPS = ("wheel", "validate", "drift", "decompositions", "inductor")
+RESULTS = REPO / "benchmarks" / "results" / "version_matrix.json"
+README = REPO / "benchmarks" / "README.md"
+START, END = "<!-- version-matrix:start -->", "<!-- version-matrix:end -->"
+TIMEOUT_S = 3 * 3600
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--versions", nargs="+", default=list(VERSIONS), metavar="X")
+    parser.add_argument("--venvs", type=Path, default=Path(os.environ.get("OPSPEC_VENVS", Path.home() / ".cache" / "opspec" / "venvs")))
+    parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
+    parser.add_argument("--dtypes", nargs="+", default=["float32"], help="dtypes of the inductor run (default float32)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--table-only", action="store_true", help="only rewrite the README table from the JSON")
+    args = parser.parse_args(argv)
+    results = json.loads(args.out.read_text()) if args.out.is_file() else {"versions": {}}
+    if not args.table_only:
+        for version in args.versions:
+            run_version(version, args, results)
+    write_table(results)
+    return 0
+
+
+def run_version(version: str, args, results: dict) -> None:
+    started = time.perf_counter()
+    venv = args.venvs / f"torch-{version}"
+    python = ensure_venv(venv, version)
+    entry = results["versions"].setdefault(version, {})
+    entry["torch"] = output(python, "-c", "import torch; print(torch.__version__)").strip()
+    entry["python"] = output(python, "-c", "import platform; print(platform.python_version())").strip()
+    entry["platform"] = platform.platform(terse=True)
+    entry["device"] = "cpu"
+    for step in args.steps:
+        print(f"torch {version}: {step} ...", flush=True)
+        began = time.perf_counter()
+        entry[step] = STEP_FUNCTIONS[step](python, args)
+        entry[step]["duration_s"] = round(time.perf_counter() - began, 1)
+        print(f"torch {version}: {step}: {entry[step]['summary']} ({entry[step]['duration_s']} s)", flush=True)
+        entry["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
+        atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
+    entry["total_s"] = round(time.perf_counter() - started, 1)
+    atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
+
+
+# ---- venvs ----
+
+def ensure_venv(venv: Path, version: str) -> Path:
+    """``venv/bin/python`` with torch==version and opspec's other dependencies (pinned as in constraints.txt)."""
+    python = venv / "bin" / "python"
+    stamp = venv / ".torch-installed"
+    if stamp.is_file():
+        return python
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pins = [line for line in (REPO / "constraints.txt").read_text().splitlines()
+            if line and not line.startswith(("#", "torch=="))]
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+        handle.write("\n".join(pins) + "\n")
+    requirements = ["numpy", "PyYAML", "jsonschema", "packaging", "hypothesis", "pytest", "pytest-xdist", "Jinja2", "scipy", "expecttest"]
+    # constraints.txt pins torch 2.13.0; here torch is the variable, so only the other pins apply
+    env = {**os.environ, "PIP_CONSTRAINT": os.devnull}
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-c", handle.name, f"torch=={version}", *requirements],
+                   check=True, env=env)
+    stamp.touch()
+    return python
+
+
+# ---- steps ----
+
+def run(python: Path, *args: str, timeout: float = TIMEOUT_S, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "PYTHONPATH": str(REPO / "src"), "CI": "1", "OPSPEC_HYPOTHESIS_PROFILE": "ci"}
+    environment.update(env or {})
+    return subprocess.run([str(python), *args], cwd=REPO, env=environment, capture_output=True, text=True, timeout=timeout)
+
+
+def output(python: Path, *args: str) -> str:
+    return run(python, *args).stdout
+
+
+def step_wheel(python: Path, args) -> dict:
+    """Would installing opspec's wheel beside this torch keep it? A resolver dry run."""
+    wheels = Path(tempfile.mkdtemp(prefix="opspec-wheel-"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(REPO)],
+                           capture_output=True, text=True)
+    if built.returncode:
+        return {"ok": False, "summary": "the wheel did not build", "detail": built.stderr[-500:]}
+    [wheel] = wheels.glob("opspec-*.whl")
+    plan = run(python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", str(wheel), env={"PIP_CONSTRAINT": os.devnull})
+    if plan.returncode:
+        return {"ok": False, "summary": "pip cannot resolve the wheel", "detail": plan.stderr[-500:]}
+    installs = {item["metadata"]["name"].lower(): item["metadata"]["version"] for item in json.loads(plan.stdout)["install"]}
+    keeps = "torch" not in installs
+    return {"ok": keeps, "would_install": installs,
+            "summary": "keeps torch" if keeps else f"would replace torch with {installs['torch']}"}
+
+
+FINDING = re.compile(r"^(?P<where>\S+:\d+:\d+): (?P<message>.+)$")
+
+
+def step_validate(python: Path, args) -> dict:
+    done = run(python, "-m", "opspec", "validate")
+    lines = [m for m in map(FINDING.match, done.stdout.splitlines()) if m]
+    notes = [m["message"].removeprefix("note: ") for m in lines if m["message"].startswith("note: ")]
+    findings = [m["message"] for m in lines if not m["message"].startswith("note: ")]
+    summary = f"exit {done.returncode}, {len(findings)} finding(s), {len(notes)} note(s)"
+    return {"exit": done.returncode, "ok": done.returncode == 0, "findings": findings, "notes": notes, "summary": summary}
+
+
+def step_drift(python: Path, args) -> dict:
+    done = run(python, "-m", "opspec", "drift", "--format", "json")
+    try:
+        report = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return {"exit": done.returncode, "ok": False, "summary": "no report", "detail": done.stderr[-1000:]}
+    drifted = [{"op": r["op"], "problem": r["problem"] or f"produces undeclared {', '.join(r['undeclared'])}"}
+               for r in report["rules"] if r["undeclared"] or r["problem"]]
+    stderr = [line for line in done.stderr.splitlines() if line.strip()]
+    result = {
+        "exit": done.returncode, "ok": done.returncode == 0 and not stderr, "drifted_rules": drifted,
+        "absent": report.get("absent", []), "core_added": sorted(report["core_added"]),
+        "core_removed": report["core_removed"], "schema_changed": [c["op"] for c in report["schema_changed"]],
+        "table_changes": report["table_changes"], "rules_traced": len(report["rules"]), "stderr_lines": len(stderr),
+    }
+    parts = [f"{len(drifted)} of {len(report['rules'])} traced rules drifted"]
+    parts += [f"{len(result[key])} {key.replace('_', ' ')}" for key in ("absent", "core_added", "core_removed", "schema_changed") if result[key]]
+    if stderr:
+        parts.append(f"{len(stderr)} line(s) on stderr")
+    result["summary"] = f"exit {done.returncode}, " + ", ".join(parts)
+    return result
+
+
+def step_decompositions(python: Path, args) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        junit = Path(folder) / "junit.xml"
+        done = run(python, "-m", "pytest", "conformance/test_decompositions.py", "-p", "no:cacheprovider", "-q",
+                   "-n", "0", f"--junitxml={junit}", "-o", "junit_family=xunit2")
+        if not junit.is_file():
+            return {"exit": done.returncode, "ok": False, "summary": "pytest wrote no results", "detail": done.stdout[-1500:] + done.stderr[-500:]}
+        cases = ElementTree.parse(junit).getroot().iter("testcase")
+        counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "xfailed": 0}
+        failures, skips = [], {}
+        for case in cases:
+            name = case.get("name")
+            problem = next(iter(case), None)
+            if problem is None:
+                counts["passed"] += 1
+            elif problem.tag == "skipped":
+                reason = (problem.get("message") or "").removeprefix("Skipped: ")
+                if problem.get("type") == "pytest.xfail":
+                    counts["xfailed"] += 1
+                    reason = "xfail: " + reason
+                else:
+                    counts["skipped"] += 1
+                skips[reason] = skips.get(reason, 0) + 1
+            elif problem.tag in ("failure", "error"):
+                counts["failed" if problem.tag == "failure" else "errors"] += 1
+                failures.append({"test": name, "message": (problem.get("message") or "").splitlines()[0][:300] if problem.get("message") else ""})
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    return {"exit": done.returncode, "ok": done.returncode == 0 and not counts["errors"], "counts": counts,
+            "failures": failures, "skips": skips, "summary": f"exit {done.returncode}, {summary}"}
+
+
+def step_inductor(python: Path, args) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        report_path = Path(folder) / "inductor.json"
+        done = run(python, "-m", "opspec", "conform", "--backend", "inductor", "--isolate", "--dtypes", *args.dtypes,
+                   "--report", str(report_path))
+        if not report_path.is_file():
+            return {"exit": done.returncode, "ok": False, "summary": "no report", "detail": done.stderr[-1500:]}
+        report = json.loads(report_path.read_text())
+    summary = report["summary"]
+    off = [{"op": r["op"], "dtype": r["dtype"], "status": r["status"], "message": (r.get("message") or "").splitlines()[0][:300] if r.get("message") else ""}
+           for r in report["results"] if r["status"] not in ("pass", "xfail")]
+    counts = {k: v for k, v in summary.items() if k in ("pass", "xfail", "xpass", "skip", "fail", "compile-error", "run-error", "crash", "timeout") and v}
+    return {"exit": done.returncode, "ok": done.returncode == 0, "dtypes": args.dtypes, "counts": counts, "not_passing": off,
+            "warnings": report.get("warnings", []), "summary": f"exit {done.returncode}, " + ", ".join(f"{v} {k}" for k, v in counts.items())}
+
+
+STEP_FUNCTIONS = {"wheel": step_wheel, "validate": step_validate, "drift": step_drift,
+                  "decompositions": step_decompositions, "inductor": step_inductor}
+
+
+# ---- the table ----
+
+def write_table(results: dict) -> None:
+    rows = ["| torch | wheel keeps torch | `opspec validate` | `opspec drift` | decomposition suite (ci profile) | inductor (`--isolate`, float32) | time |",
+            "|---|---|---|---|---|---|---|"]
+    for version in sorted(results["versions"], key=lambda v: tuple(int(p) for p in v.split("."))):
+        entry = results["versions"][version]
+
+        def cell(step: str, render) -> str:
+            data = entry.get(step)
+            if not data:
+                return "not run"
+            return ("✅ " if data.get("ok") else "❌ ") + render(data)
+
+        validate = cell("validate", lambda d: f"{len(d['findings'])} findings" + (f", absent: {', '.join(n.split(':')[0] for n in d['notes'])}" if d["notes"] else ""))
+        drift = cell("drift", lambda d: f"{len(d['drifted_rules'])} of {d['rules_traced']} rules drifted"
+                     + (f", absent: {', '.join(a['op'].removeprefix('aten::') for a in d['absent'])}" if d["absent"] else "")
+                     + (f", {d['stderr_lines']} stderr lines" if d["stderr_lines"] else ""))
+        decomps = cell("decompositions", lambda d: ", ".join(f"{n} {k}" for k, n in d["counts"].items() if n))
+        inductor = cell("inductor", lambda d: ", ".join(f"{n} {k}" for k, n in d["counts"].items()))
+        wheel = cell("wheel", lambda d: "yes" if d["ok"] else d["summary"])
+        total = entry.get("total_s")
+        rows.append(f"| {entry.get('torch', version)} | {wheel} | {validate} | {drift} | {decomps} | {inductor} | "
+                    f"{f'{total / 60:.0f} min' if total else ''} |")
+    text = README.read_text(encoding="utf-8")
+    if START not in text:
+        return
+    head, _, rest = text.partition(START)
+    _, _, tail = rest.partition(END)
+    atomic.write_text(README, head + START + "\n" + "\n".join(rows) + "\n" + END + tail)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
