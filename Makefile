@@ -39,5 +39,12 @@ explore: $(STAMP)
 screenshots: $(STAMP) browser
 	OPSPEC_SCREENSHOTS=site/docs/assets/screenshots $(BIN)/python -m pytest tests/test_site_browser.py -q -p no:cacheprovider
 
+# The version matrix: every supported torch in a venv of its own under MATRIX_VENVS
+# (several GB each, made once), validate, drift, the decomposition suite and an
+# inductor run; results in benchmarks/results/version_matrix.json and benchmarks/README.md.
+MATRIX_VENVS ?= $(HOME)/.cache/opspec/venvs
+matrix: $(STAMP)
+	OPSPEC_VENVS=$(MATRIX_VENVS) $(BIN)/python benchmarks/version_matrix.py $(MATRIX_ARGS)
+
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

@@ -191,3 +191,36 @@ def test_stale_expectations_are_found_per_device():
         "backend.yaml:7: stale expectation on cpu: 1 of 2 of its cases pass",
     ]
     assert expectations.stale([record("aten::a", "cpu", "fail")]) == []
+
+
+# ---- the version matrix on the site ----
+
+def test_the_site_shows_the_version_matrix_and_survives_a_broken_file(tmp_path):
+    from opspec_fixtures import write_workspace
+
+    from opspec.reports.site.generate import generate
+    from opspec.spec.workspace import Workspace
+
+    root = write_workspace(tmp_path / "repo")
+    assert "No version matrix published yet." in generate(Workspace(root)).pages["torch-versions.md"]
+    matrix = root / "benchmarks" / "results" / "version_matrix.json"
+    matrix.parent.mkdir(parents=True)
+    matrix.write_text('{"versions": {"2.11.0": {"torch": "2.11.0+cu130", "total_s": 600, '
+                      '"validate": {"ok": true, "summary": "exit 0, 0 finding(s), 1 note(s)", '
+                      '"notes": ["aten::hann_window.periodic: absent in torch 2.11.0"]}, '
+                      '"drift": {"ok": false, "summary": "exit 1", "drifted_rules": [{"op": "aten::frac", "problem": "x|y"}]}}}}')
+    page = generate(Workspace(root)).pages["torch-versions.md"]
+    row = next(line for line in page.splitlines() if line.startswith("| 2.11.0"))
+    assert "ok: exit 0, 0 finding" in row and "differs: exit 1" in row and "not run" in row and row.endswith(" 10 |")
+    assert "- validate: aten::hann" in page and "periodic: absent in torch 2.11.0" in page  # Markdown-escaped
+    assert "- drift: aten::frac: x" in page
+    matrix.write_text("{not json")
+    assert "No version matrix published yet." in generate(Workspace(root)).pages["torch-versions.md"]
+
+
+def test_targets_recorded_for_some_torch_versions_count_only_there(monkeypatch):
+    frac = load.load_opset(VERSION).rules_by_op["aten::frac"]
+    monkeypatch.setattr(versions, "installed", lambda: "2.11.0")
+    assert set(versions.targets(frac)) == {*frac.targets, "aten::abs", "aten::floor", "aten::mul.Tensor", "aten::sign"}
+    monkeypatch.setattr(versions, "installed", lambda: "2.13.0")
+    assert versions.targets(frac) == frac.targets

@@ -31,6 +31,10 @@ class Workspace:
     def results(self) -> Path:
         return self.root / "conformance" / "results"
 
+    @property
+    def version_matrix(self) -> Path:
+        return self.root / "benchmarks" / "results" / "version_matrix.json"
+
 
 def find(root: str | Path | None = None) -> Workspace:
     """The workspace at ``root``, else the nearest enclosing checkout of the cwd, else this source tree."""

@@ -19,7 +19,7 @@ from opspec.reports import changelog
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import results as results_mod
-from opspec.reports.site import sanitize, scoreboard
+from opspec.reports.site import sanitize, scoreboard, version_matrix
 from opspec.spec import load, manifests, resources, yamlio
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace
@@ -249,6 +249,8 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
         pages[f"proposals/{p.label}.md"] = _proposal_page(env, p, by_id, lambda n: op_link(n, "../"))
 
     pages.update(scoreboard.pages(env, results, newest, slugs, ws.root / "benchmarks" / "results"))
+    pages["torch-versions.md"] = env.get_template("torch_versions.md.j2").render(
+        rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
     return Generated(pages, skipped, problems)
 
 
