@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from opspec.bridge import versions
 from opspec.checks import decomp_check
+from opspec.conform import expectations
+from opspec.conform.cases import Case
 from opspec.spec import load
 
 CLOSURE_EXAMPLES = 3  # tracing costs ~20 ms; the produced ops rarely depend on more than rank and dtype
@@ -34,11 +36,28 @@ def subject(version: str | None, op: str) -> decomp_check.Subject:
     return decomp_check.subject_for_rule(the_opset, the_opset.rules_by_op[op])
 
 
+@functools.lru_cache(maxsize=None)
+def known_failures(version: str | None) -> expectations.Expectations:
+    """conformance/expectations/decompositions.yaml: torch's decompositions known to fail, per torch version."""
+    path = expectations.default_path("decompositions")
+    return expectations.read(path, opset(version)) if path else expectations.Expectations()
+
+
+def expectation_marks(version: str | None, test: str, op: str, dtype: str, device: str) -> list:
+    """A strict xfail for a known failure (a case that passes fails as stale), a skip for one that must not run."""
+    entry = known_failures(version).lookup(Case(op, dtype, device))
+    if entry is None or (entry.tests and test not in entry.tests):
+        return []
+    reason = f"{entry.reason} ({entry.where})"
+    return [pytest.mark.skip(reason=reason) if entry.status == "skip" else pytest.mark.xfail(strict=True, reason=reason)]
+
+
 def pytest_generate_tests(metafunc):
     if "rule_case" not in metafunc.fixturenames:
         return
     version = metafunc.config.getoption("--opset")
-    random_only = metafunc.function.__name__ == "test_random_rule"
+    test = metafunc.function.__name__.removeprefix("test_")
+    random_only = test == "random_rule"
     cases = []
     for rule in opset(version).rules:
         if rule.random != random_only:
@@ -51,7 +70,8 @@ def pytest_generate_tests(metafunc):
             name = str(dtype).removeprefix("torch.")
             for device in device_params():
                 case = (version, rule.op, dtype, device.values[0])
-                cases.append(pytest.param(case, id=f"{rule.op.removeprefix('aten::')}-{name}-{device.id}", marks=device.marks))
+                marks = [*device.marks, *expectation_marks(version, test, rule.op, name, device.values[0])]
+                cases.append(pytest.param(case, id=f"{rule.op.removeprefix('aten::')}-{name}-{device.id}", marks=marks))
     metafunc.parametrize("rule_case", cases)
 
 

@@ -34,6 +34,7 @@ class Expectation:
     dtypes: tuple[str, ...] = ()
     devices: tuple[str, ...] = ()
     torch: SpecifierSet | None = None  # None: every torch version
+    tests: tuple[str, ...] = ()  # the decomposition suite's tests it is for (values, closure, random_rule); all when empty
     link: str = ""
     where: str = ""  # file:line, for messages
 
@@ -88,7 +89,8 @@ def read(path: Path, opset: Opset, torch_version: str | None = None) -> Expectat
             continue
         entry = Expectation(op=item["op"], status=item["status"], reason=item["reason"],
                             dtypes=tuple(item.get("dtypes", ())), devices=tuple(item.get("devices", ())),
-                            torch=torch_range, link=item.get("link", ""), where=f"{mark.path}:{mark.line}")
+                            torch=torch_range, tests=tuple(item.get("tests", ())), link=item.get("link", ""),
+                            where=f"{mark.path}:{mark.line}")
         if not any(op_matches(name, entry.op) for name in names):
             warnings.append(f"{mark}: expectation {entry.op!r} matches no op of opset {opset.version}")
         entries.append(entry)
