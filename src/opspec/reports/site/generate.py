@@ -214,7 +214,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
             summary={n: first_sentence(d.description) for n, d in descriptions.items()}, worst=worst,
             op_link=(lambda n: op_link(n, "../")) if is_newest else (lambda n, v=opset.version: (
                 f"[{sanitize.code(n)}](../ops/{slugs[n]}.md)" if n in slugs else sanitize.code(n))),
-            front=_front(title="Op index" if is_newest else f"Op index ({opset.version})",
+            front=_front(title="Op index" if is_newest else f"Op index ({opset.version})", hide=["navigation", "toc"],
                          **({} if is_newest else {"search": {"exclude": True}})),
         )
         pages[folder] = index
