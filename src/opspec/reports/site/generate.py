@@ -248,9 +248,10 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
     for p in proposals:
         pages[f"proposals/{p.label}.md"] = _proposal_page(env, p, by_id, lambda n: op_link(n, "../"))
 
-    pages.update(scoreboard.pages(env, results, newest, slugs, ws.root / "benchmarks" / "results"))
     pages["torch-versions.md"] = env.get_template("torch_versions.md.j2").render(
         rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
+    pages.update(scoreboard.pages(env, results, newest, slugs, ws.version_matrix,
+                                  torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None))
     return Generated(pages, skipped, problems)
 
 

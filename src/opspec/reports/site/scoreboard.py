@@ -95,13 +95,12 @@ def _heatmap(results: results_mod.Results, newest: Opset, page_prefix: str, op_p
     return "\n".join(lines)
 
 
-def _version_matrix(folder: Path) -> tuple[list[str], list[list[str]], str] | None:
+def _version_matrix(path: Path) -> tuple[list[str], list[list[str]], str] | None:
     """benchmarks/results/version_matrix.json in brief: one row per torch version, each step ok or differs.
 
     Read whatever its shape: ``{"versions": {VERSION: {STEP: {"ok": ..., "summary": ...}}}}`` or a list
     of flat rows. The full matrix, with the details, is on the Torch versions page.
     """
-    path = folder / "version_matrix.json"
     if not path.is_file():
         return None
     try:
@@ -132,7 +131,7 @@ def _version_matrix(folder: Path) -> tuple[list[str], list[list[str]], str] | No
 
 
 def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, slugs: dict[str, str],
-          benchmarks: Path) -> dict[str, str]:
+          version_matrix: Path, torch_versions_page: str | None = None) -> dict[str, str]:
     statuses = results.statuses()
     out = {}
 
@@ -153,7 +152,7 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         heatmap=_heatmap(results, newest, "../", lambda n: f"../ops/{slugs[n]}/" if n in slugs else "#")
         if results.reports else "",
         meanings=meanings, devices=sorted({r.device for r in results.reports}),
-        version_matrix=_version_matrix(benchmarks), functionalization=results.functionalization,
+        version_matrix=_version_matrix(version_matrix), torch_versions_page=torch_versions_page, functionalization=results.functionalization,
         notes=results.notes, files=results.files, records=results.records,
     )
     for report in results.reports:
