@@ -109,3 +109,18 @@ def _run_in_backend(gm, example_inputs):
 decomposing = aot_autograd(fw_compiler=_run_in_backend, decompositions=_WRONG)
 decomposing.opspec_front_end = aot_autograd(fw_compiler=lambda gm, _: make_boxed_func(gm.forward),
                                             decompositions=_WRONG)
+
+
+def _segfault_on_sin(gm, example_inputs):
+    if "sin.default" in _ops(gm):
+        os.kill(os.getpid(), signal.SIGSEGV)
+        ctypes.string_at(0)
+    return Executed(gm)
+
+
+def crashing_front_end(gm: torch.fx.GraphModule, example_inputs):
+    """Crashes on sin, and names a front end that crashes on sin too: the crash is the front end's."""
+    return _segfault_on_sin(gm, example_inputs)
+
+
+crashing_front_end.opspec_front_end = _segfault_on_sin

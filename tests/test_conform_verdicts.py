@@ -97,11 +97,15 @@ def test_a_wrong_backend_fails_on_the_backend_with_a_repro_that_replays(tmp_path
     assert not (tmp_path / "faulty.repros" / "relu-float32-cpu.py").exists()  # passing cases leave no repro
 
 
-def test_a_crash_records_the_inputs_that_caused_it(tmp_path):
-    _, report = run(tmp_path, "faulty", "sin", "--isolate", "--timeout", "60")
-    record = report["results"][0]
-    assert record["status"] == "crash" and record["blame"] == "backend"
+def test_a_crash_records_its_inputs_and_is_checked_against_the_front_end(tmp_path):
+    _, report = run(tmp_path, "faulty", "sin,relu", "--isolate", "--timeout", "60")
+    record = by_op(report)["aten::sin"]
+    assert (record["status"], record["blame"], record["blame_stage"]) == ("crash", "backend", "backend")
     assert "def program(t0):" in record["repro"] and "t0 = torch.tensor(" in record["repro"]
+    assert by_op(report)["aten::relu"]["status"] == "pass"  # the worker that re-checked sin runs the next case
+    _, report = run(tmp_path, "crashing_front_end", "sin", "--isolate", "--timeout", "60")
+    record = report["results"][0]
+    assert (record["status"], record["blame"], record["blame_stage"]) == ("crash", "frontend", "front end")
 
 
 def test_shuffled_runs_agree_case_for_case(tmp_path):

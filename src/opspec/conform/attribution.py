@@ -62,9 +62,10 @@ def stages(backend: backends.Backend) -> list[tuple[str, backends.Backend]]:
     return found
 
 
-def attribute(record: dict, backend: backends.Backend, reproduces: Callable[[backends.Backend], str | None],
+def attribute(record: dict, backend: backends.Backend, reproduces: Callable[[str, backends.Backend], str | None],
               own_rule: bool = False) -> Blame:
-    """Who failed, for a record that did not pass; ``reproduces(reference)`` is the reference's non-pass status or None."""
+    """Who failed, for a record that did not pass; ``reproduces(layer, reference)`` is the reference's non-pass
+    status, or None where it passes."""
     status, message = record["status"], record.get("message", "")
     if message.startswith(INTERNAL):
         return Blame("opspec", "harness", "the harness raised")
@@ -75,7 +76,7 @@ def attribute(record: dict, backend: backends.Backend, reproduces: Callable[[bac
     if backend.name == "eager":
         return Blame("opspec", "reference", "the eager reference disagrees with itself")
     for layer, reference in stages(backend):
-        got = reproduces(reference)
+        got = reproduces(layer, reference)
         if got is not None:
             return Blame("frontend", layer, f"{reference.name} also gives {got}")
     if backend.name == "aot_eager":
@@ -89,6 +90,6 @@ def attribute(record: dict, backend: backends.Backend, reproduces: Callable[[bac
 
 
 def unchecked(status: str) -> Blame:
-    """A crash or timeout: the process died while the backend held it; the example is in its repro."""
-    return Blame("backend", "process", f"{status} while the backend compiled or ran the case; replay its repro "
-                                       "against the reference layers to confirm")
+    """A crash or timeout with no repro to check it against (the worker died before writing one)."""
+    return Blame("backend", "process", f"{status} while the backend compiled or ran the case; no repro was left "
+                                       "to check the front end with")

@@ -225,12 +225,12 @@ def _slots(value: Any) -> list[Slot]:
     return []
 
 
-def literal(value: Any) -> str:
+def literal(value: Any, prefix: str = "t") -> str:
     """Source for a skeleton value: slots as ``t0, t1, ...``, everything else a literal."""
     if isinstance(value, Slot):
-        return f"t{value.index}"
+        return f"{prefix}{value.index}"
     if isinstance(value, (list, tuple)) and any(_slots(value)):
-        inner = ", ".join(literal(v) for v in value)
+        inner = ", ".join(literal(v, prefix) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
     return python_literal(value)
 

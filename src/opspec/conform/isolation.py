@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from opspec.conform import attribution
+from opspec.conform import attribution, torch_logs
 from opspec.conform.cases import Case
 from opspec.conform.runner import CaseRunner, Settings
 
@@ -48,6 +48,8 @@ def _die_with_parent() -> None:
 def _serve(connection, settings: Settings) -> None:
     os.setsid()  # its own process group, so a timeout kills compile helpers too
     _die_with_parent()
+    if settings.log_file:  # what torch and native libraries print (guards, ONNX Runtime's log) is not a verdict
+        torch_logs.redirect_output(settings.log_file)
     try:
         runner = CaseRunner(settings)
     except Exception as err:  # noqa: BLE001 - reported to the parent as one line
@@ -61,6 +63,12 @@ def _serve(connection, settings: Settings) -> None:
             return
         if message is None:
             return
+        if isinstance(message, tuple):  # ("attribute", case, record, repro): a lost case's example, re-checked
+            _, case, record, repro = message
+            blame = runner.attribute_lost(Case(**case), record, repro,
+                                          lambda layer, name: connection.send(("layer", (layer, name))))
+            connection.send(("blame", blame))
+            continue
         connection.send(("record", runner.run(Case(**message))))
 
 
@@ -122,7 +130,36 @@ class Isolated:
             if repro.is_file():
                 record["repro"] = repro.read_text(encoding="utf-8")
                 record["repro_file"] = str(repro)
+                record.update(self._attribute(case, record, repro))
         return record
+
+    def _attribute(self, case: Case, record: dict[str, Any], repro: Path) -> dict[str, str]:
+        """Run the lost case's example through the reference layers in a fresh worker; one that dies there too
+        puts the blame on that layer of the front end."""
+        try:
+            self._start()
+        except WorkerError:
+            return attribution.unchecked(record["status"]).as_dict()
+        assert self.connection is not None
+        self.connection.send(("attribute", case.as_dict(), {k: record[k] for k in ("status", "message")}, str(repro)))
+        layer = None
+        while True:
+            try:
+                if not self.connection.poll(self.timeout):
+                    self._kill()
+                    lost = "timeout"
+                    break
+                kind, payload = self.connection.recv()
+            except (EOFError, ConnectionError):
+                self._reap()
+                lost = "crash"
+                break
+            if kind == "blame":
+                return payload
+            layer = payload
+        if layer is None:
+            return attribution.unchecked(record["status"]).as_dict()
+        return attribution.Blame("frontend", layer[0], f"{layer[1]} ends in a {lost} too").as_dict()
 
     def _reap(self) -> int | None:
         process, self.process = self.process, None

@@ -115,15 +115,13 @@ def _same_bits(rebuilt: torch.Tensor, tensor: torch.Tensor) -> bool:
     return a.numel() == 0 or torch.equal(a.view(torch.uint8), b.view(torch.uint8))
 
 
-def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str, seed: int, dynamic: bool) -> str:
-    """The repro of one example: run it to print the verdict (exit 0 only on pass)."""
-    tensors = [f"t{i} = {exact_tensor_source(t)}" for i, t in enumerate(example.inputs)]
-    args = cases.literal(example.args)
-    kwargs = "{" + ", ".join(f"{k!r}: {cases.literal(v)}" for k, v in example.kwargs.items()) + "}"
-    program = cases.program_source(example.call.op, example.args, example.kwargs, example.written)
+def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str, seed: int, dynamic: bool,
+           built_by: cases.Example | None = None) -> str:
+    """The repro of one example: run it to print the verdict (exit 0 only on pass). ``built_by``: the earlier
+    example the program was compiled for, when it is not this one (a compiled program serves a compile key)."""
     described = {"op": case.op, "dtype": case.dtype, "device": case.device, "backend": backend, "opset": opset,
                  "seed": seed, "dynamic": dynamic}
-    return "\n".join([
+    lines = [
         f"# opspec repro: {case.op} {case.dtype} {case.device} on backend {backend}, opset {opset}",
         "import torch",
         "",
@@ -132,17 +130,31 @@ def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str
         "",
         "nan, inf = float('nan'), float('inf')",
         f"CASE = {described!r}",
-        *tensors,
-        f"args = {args}",
-        f"kwargs = {kwargs}",
+    ]
+    if built_by is not None and built_by is not example:
+        lines += ["# the program was compiled for these inputs, then run on the ones below",
+                  *_inputs(built_by, "c"), f"CASE['compiled_for'] = ({_call(built_by, 'c')})", ""]
+    lines += [
+        *_inputs(example, "t"),
+        f"args, kwargs = {_call(example, 't')}",
         "",
         "",
-        program.rstrip("\n"),
+        cases.program_source(example.call.op, example.args, example.kwargs, example.written).rstrip("\n"),
         "",
         "",
         "if __name__ == '__main__':",
         "    main(CASE, program, args, kwargs)",
-    ]) + "\n"
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _inputs(example: cases.Example, prefix: str) -> list[str]:
+    return [f"{prefix}{i} = {exact_tensor_source(t)}" for i, t in enumerate(example.inputs)]
+
+
+def _call(example: cases.Example, prefix: str) -> str:
+    kwargs = "{" + ", ".join(f"{k!r}: {cases.literal(v, prefix)}" for k, v in example.kwargs.items()) + "}"
+    return f"{cases.literal(example.args, prefix)}, {kwargs}"
 
 
 @functools.lru_cache(maxsize=None)
@@ -157,13 +169,26 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
     backend = backends.resolve(case["backend"], opset, dynamic=case.get("dynamic", True))
     example = cases.Example.of(Call(case["op"], tuple(args), dict(kwargs)))
     torch._dynamo.reset()
+    compiled: dict = {}
     with evidence.collecting() as seen:
-        outcome = judge_example(backend, example, op, case["seed"], program=program)
+        if "compiled_for" in case:  # build the program as the run did, for the example it was compiled for
+            first_args, first_kwargs = case["compiled_for"]
+            first = cases.Example.of(Call(case["op"], tuple(first_args), dict(first_kwargs)))
+            judge_example(backend, first, op, case["seed"], compiled=compiled, program=program)
+            compiled[example.key] = compiled.get(first.key)
+        outcome = judge_example(backend, example, op, case["seed"], compiled=compiled, program=program)
     found = evidence.static(backend.name) or evidence.judge(case["op"], seen)
     if isinstance(outcome, dict):
         return {"status": outcome["status"], "message": outcome["message"], "executed": found.executed}
     status = "fallback" if found.executed in evidence.FALLBACK else "pass"
     return {"status": status, "message": outcome.message, "executed": found.executed}
+
+
+def load_repro(path: str) -> dict[str, Any]:
+    """A repro file's globals (CASE, program, args, kwargs), without running its verdict."""
+    import runpy
+
+    return runpy.run_path(path, run_name="opspec_repro")
 
 
 def main(case: dict[str, Any], program: Callable, args, kwargs) -> None:

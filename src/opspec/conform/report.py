@@ -194,12 +194,14 @@ def blame_counts(records: list[dict[str, Any]]) -> dict[str, int]:
 
 
 _NUMBERS = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|\bs\d+\b|\bu\d+\b")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def cause_of(record: dict[str, Any]) -> str:
-    """A failure's message with its numbers, sizes and symbols taken out: failures sharing it share a root cause."""
+    """A failure's message with its numbers, sizes, symbols and quoted names taken out: failures sharing it
+    share a root cause (``No ONNX function found for <OpOverload(op='aten.X', ...)>`` is one cause for every X)."""
     first = next((line for line in str(record.get("message", "")).splitlines() if line.strip()), "")
-    return _NUMBERS.sub("N", first.strip())[:160]
+    return _NUMBERS.sub("N", _QUOTED.sub("'…'", first.strip()))[:160]
 
 
 def root_causes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

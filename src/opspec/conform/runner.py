@@ -13,7 +13,7 @@ import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -22,6 +22,7 @@ from opspec.conform import attribution, backends, cases, evidence, properties, r
 from opspec.conform.cases import Case, Example
 from opspec.spec import atomic, load
 from opspec.testing import compare
+from opspec.testing.strategies import Call
 
 STATUSES = ("pass", "fallback", "fail", "xfail", "xpass", "skip", "compile-error", "run-error", "crash", "timeout")
 CLEAN = ("pass", "fallback", "xfail", "skip")  # statuses that leave the exit code at 0
@@ -61,7 +62,7 @@ class CaseRunner:
         torch._dynamo.reset()  # fresh dynamo state: no case sees another's caches or recompile counts
         compiles_before = self.backend.compiles
         self.backend.handed, self.backend.front_end = set(), []
-        self.failing: Example | None = None
+        self.failing: tuple[Example, Example] | None = None  # (failing example, the one its program was built for)
         with evidence.collecting() as seen:
             try:
                 record = self._run(case)
@@ -83,17 +84,24 @@ class CaseRunner:
         record["duration_s"] = round(time.perf_counter() - started, 3)
         return record
 
-    def _blame(self, case: Case, record: dict[str, Any]) -> attribution.Blame:
+    def _blame(self, case: Case, record: dict[str, Any],
+               announce: Callable[[str, str], None] = lambda layer, name: None) -> attribution.Blame:
         failing = self.failing
         rule = self.opset.rules_by_op.get(case.op)
         own_rule = rule is not None and not rule.uses_torch
 
-        def reproduces(reference: backends.Backend) -> str | None:
+        def reproduces(layer: str, reference: backends.Backend) -> str | None:
             if failing is None:
                 return None
+            announce(layer, reference.name)
+            op, seed = self.opset.ops_by_name[case.op], case.seed(self.settings.seed)
+            example, built_by = failing
+            compiled: dict = {}
             try:
-                outcome = replay.judge_example(reference, failing, self.opset.ops_by_name[case.op],
-                                               case.seed(self.settings.seed))
+                if built_by is not example:  # as the run did: built for an earlier example, run on this one
+                    replay.judge_example(reference, built_by, op, seed, compiled=compiled)
+                    compiled[example.key] = compiled.get(built_by.key)
+                outcome = replay.judge_example(reference, example, op, seed, compiled=compiled)
             except Exception as err:  # noqa: BLE001 - the reference itself broke: it reproduces
                 return type(err).__name__
             return outcome["status"] if isinstance(outcome, dict) else None
@@ -102,6 +110,21 @@ class CaseRunner:
             return attribution.attribute(record, self.backend, reproduces, own_rule)
         except Exception as err:  # noqa: BLE001 - attribution must not cost the record
             return attribution.Blame("opspec", "harness", f"attribution raised {type(err).__name__}: {err}")
+
+    def attribute_lost(self, case: Case, record: dict[str, Any], repro: str,
+                       announce: Callable[[str, str], None]) -> dict[str, str]:
+        """Who failed, for a case whose worker died: its repro's example through the reference layers.
+        ``announce(layer, reference)`` is called before each, so a parent that loses this worker too knows where."""
+        torch._dynamo.reset()
+        self.backend.front_end = []
+        loaded = replay.load_repro(repro)
+        example = cases.Example.of(Call(case.op, tuple(loaded["args"]), dict(loaded["kwargs"])))
+        built_by = example
+        if "compiled_for" in loaded["CASE"]:
+            first_args, first_kwargs = loaded["CASE"]["compiled_for"]
+            built_by = cases.Example.of(Call(case.op, tuple(first_args), dict(first_kwargs)))
+        self.failing = (example, built_by)
+        return self._blame(case, record, announce).as_dict()
 
     def _run(self, case: Case) -> dict[str, Any]:
         op = self.opset.ops_by_name[case.op]
@@ -123,13 +146,14 @@ class CaseRunner:
         compiled: dict[tuple, Any] = {}
         verdicts: list[compare.Comparison] = []
         repro_file = self._repro_file(case)
+        built_by: dict[tuple, Example] = {}  # the example each compiled program was built for
         for example in examples:
-            source = self.repro(example, case, seed)
+            source = self.repro(example, case, seed, built_by.setdefault(example.key, example))
             if repro_file is not None:  # before it runs: a crash leaves the inputs that caused it
                 atomic.write_text(repro_file, source)
             outcome = replay.judge_example(self.backend, example, op, seed, compiled=compiled)
             if isinstance(outcome, dict):
-                self.failing = example
+                self.failing = (example, built_by[example.key])
                 outcome["repro"] = source
                 if repro_file is not None:
                     outcome["repro_file"] = str(repro_file)
@@ -148,10 +172,10 @@ class CaseRunner:
             return None
         return Path(self.settings.repro_dir) / f"{case.id}.py"
 
-    def repro(self, example: Example, case: Case, seed: int) -> str:
+    def repro(self, example: Example, case: Case, seed: int, built_by: Example | None = None) -> str:
         """Standalone source: the exact inputs, the program the backend compiled, and the verdict on replay."""
         return replay.source(example, case=case, backend=self.backend.name, opset=self.opset.version, seed=seed,
-                             dynamic=self.settings.dynamic)
+                             dynamic=self.settings.dynamic, built_by=built_by)
 
 
 def recorded_calls(path: str, case: Case) -> list:

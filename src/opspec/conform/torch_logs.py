@@ -1,12 +1,14 @@
 """torch's own log lines (guard failures, recompiles, graph breaks) go to a file, not the terminal.
 
 A run's terminal shows verdicts; the tracebacks torch logs while tracing the
-cases (most of them guard evaluations it recovers from) are kept beside the
-report (``REPORT.log``) for whoever needs them.
+cases (most of them guard evaluations it recovers from), and whatever native
+libraries print, are kept beside the report (``REPORT.log``) for whoever needs them.
 """
 from __future__ import annotations
 
 import logging
+import os
+import sys
 
 
 def to_file(path: str) -> None:
@@ -27,3 +29,13 @@ def to_file(path: str) -> None:
     warnings_logger = logging.getLogger("py.warnings")
     warnings_logger.handlers = [handler]
     warnings_logger.propagate = False
+
+
+def redirect_output(path: str) -> None:
+    """A worker's stdout and stderr, Python's and native code's alike, appended to ``path``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(descriptor, 1)
+    os.dup2(descriptor, 2)
+    os.close(descriptor)
