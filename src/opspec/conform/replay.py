@@ -100,7 +100,7 @@ def exact_tensor_source(tensor: torch.Tensor) -> str:
     readable = tensor_source(tensor)
     if _same_bits(eval(readable, cases.program_globals()), tensor):  # noqa: S307 - source we just wrote
         return readable
-    flat = storage_view(tensor.detach()).cpu().contiguous().reshape(-1)
+    flat = _dense(storage_view(tensor.detach()))
     data = flat.view(torch.uint8).numpy().tobytes().hex() if flat.numel() else ""
     device = "" if tensor.device.type == "cpu" else f".to({str(tensor.device)!r})"
     return (f"torch.frombuffer(bytearray.fromhex({data!r}), dtype={tensor.dtype}).clone(){device}"
@@ -111,8 +111,13 @@ def _same_bits(rebuilt: torch.Tensor, tensor: torch.Tensor) -> bool:
     if (rebuilt.dtype, rebuilt.shape, rebuilt.stride(), rebuilt.storage_offset(), rebuilt.device) != \
             (tensor.dtype, tensor.shape, tensor.stride(), tensor.storage_offset(), tensor.device):
         return False
-    a, b = rebuilt.detach().cpu().reshape(-1).contiguous(), tensor.detach().cpu().reshape(-1).contiguous()
+    a, b = _dense(rebuilt.detach()), _dense(tensor.detach())
     return a.numel() == 0 or torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+
+
+def _dense(tensor: torch.Tensor) -> torch.Tensor:
+    """A flat CPU copy with unit stride (``contiguous()`` keeps a size-1 dim's odd stride, which ``view`` refuses)."""
+    return torch.empty(tensor.shape, dtype=tensor.dtype).copy_(tensor.cpu()).reshape(-1)
 
 
 def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str, seed: int, dynamic: bool,
