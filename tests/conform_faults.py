@@ -124,3 +124,13 @@ def crashing_front_end(gm: torch.fx.GraphModule, example_inputs):
 
 
 crashing_front_end.opspec_front_end = _segfault_on_sin
+
+
+def noisy(gm: torch.fx.GraphModule, example_inputs):
+    """Right, and loud: what it logs and prints belongs in the run's log file, not on the terminal."""
+    import logging
+    import sys
+
+    logging.getLogger("torch._dynamo").warning("noisy backend: guard chatter")
+    print("noisy backend: native chatter", file=sys.stderr, flush=True)
+    return Executed(gm)

@@ -27,7 +27,7 @@ def importable_faults(monkeypatch):
 
 
 def run(tmp_path: Path, backend: str, ops: str, *args: str) -> tuple[int, dict]:
-    path = tmp_path / f"{backend.partition(':')[2]}.json"
+    path = tmp_path / f"{backend}.json"
     code = main(["conform", "--backend", f"conform_faults:{backend}", "--ops", ops, "--report", str(path),
                  "--no-expectations", *FAST, *args])
     report = json.loads(path.read_text())
@@ -52,6 +52,18 @@ def test_ops_left_at_the_top_level_of_a_partitioned_graph_are_fallback(tmp_path,
     assert code == 0  # a right answer PyTorch computed is not a failure, and not a pass
     out = capsys.readouterr().out
     assert "fallback" in out and "1 backend, 1 pytorch" in out
+    assert "repro" not in results["aten::ceil"]
+    assert replays(relu) == "fallback"
+
+
+def replays(record: dict) -> str:
+    """The verdict the record's repro file prints when run on its own."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    repro = Path(record["repro_file"])
+    assert repro.read_text() == record["repro"]
+    done = subprocess.run([sys.executable, str(repro)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == (0 if record["outcome"] == "pass" else 1), done.stderr[-2000:]
+    return done.stdout.split(":")[0]
 
 
 def test_a_backend_returning_the_graph_it_was_handed_executed_nothing(tmp_path):
@@ -86,14 +98,8 @@ def test_a_wrong_backend_fails_on_the_backend_with_a_repro_that_replays(tmp_path
         "aten::exp": ("fail", "backend"), "aten::neg": ("fail", "backend"),
         "aten::floor": ("compile-error", "backend"), "aten::relu": ("pass", None)}
     assert results["aten::relu"]["evidence"]["source"] == "hook"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     for op in ("aten::exp", "aten::neg", "aten::floor"):
-        record = results[op]
-        repro = Path(record["repro_file"])
-        assert repro.read_text() == record["repro"]
-        done = subprocess.run([sys.executable, str(repro)], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 1, done.stderr[-2000:]
-        assert done.stdout.startswith(f"{record['outcome']}: {op}"), done.stdout
+        assert replays(results[op]) == results[op]["outcome"]
     assert not (tmp_path / "faulty.repros" / "relu-float32-cpu.py").exists()  # passing cases leave no repro
 
 
@@ -157,3 +163,22 @@ def test_inductor_generated_code_tells_kernels_from_aten_calls():
     assert evidence.judge("aten::topk", [seen]).executed == "partial"
     assert evidence.judge("aten::sin", [evidence.from_inductor_code(code.splitlines()[0])]).executed == "backend"
     assert evidence.judge("aten::sin", []).executed == "unknown"
+
+
+def test_torch_and_backend_chatter_goes_to_the_log_file(tmp_path, capfd):
+    run(tmp_path, "noisy", "ceil")
+    captured = capfd.readouterr()
+    assert "noisy backend" not in captured.out + captured.err
+    log = (tmp_path / "noisy.log").read_text()
+    assert "noisy backend: guard chatter" in log and "noisy backend: native chatter" in log
+
+
+def test_a_manifest_may_ask_for_no_duck_shapes(tmp_path):
+    from opspec.spec import manifests
+
+    path = tmp_path / "toy.yaml"
+    path.write_text("opset: '2026.11'\nbackend: toy\nmeasured_with: by hand for this test\n"
+                    "compile:\n  duck_shapes: false\nlowered: [aten::abs]\nfallback: []\n")
+    assert manifests.load_manifest(path).duck_shapes is False
+    path.write_text(path.read_text().replace("compile:\n  duck_shapes: false\n", ""))
+    assert manifests.load_manifest(path).duck_shapes is True

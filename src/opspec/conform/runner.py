@@ -79,6 +79,12 @@ class CaseRunner:
             record["status"] = "fallback"
             ran = ", ".join(found.pytorch_ops) or "the op"
             record["message"] = f"right answer, computed by PyTorch: {ran} ran outside the backend ({found.source})"
+            repro_file = self._repro_file(case)
+            if repro_file is not None:
+                atomic.write_text(repro_file, record["repro"])
+                record["repro_file"] = str(repro_file)
+        elif record["status"] == "pass":
+            record.pop("repro", None)
         if record["status"] not in PASSING:
             record.update(self._blame(case, record).as_dict())
         record["duration_s"] = round(time.perf_counter() - started, 3)
@@ -162,7 +168,8 @@ class CaseRunner:
             verdicts.append(outcome)
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)
-        record = {"status": "pass", "examples": len(verdicts)}
+        # the last repro stays with the record should the evidence make the case a fallback
+        record = {"status": "pass", "examples": len(verdicts), "repro": source}
         record.update(replay.metrics(verdicts))
         record["property_checked"] = checker is not None
         return record
