@@ -1,6 +1,12 @@
 """``opspec check-decomp``: bad usage exits 2 with one line and no traceback; a run exits 0 or 1."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -85,3 +91,58 @@ def test_wrong_candidate_exits_1_with_a_counterexample(capsys):
                          "--max-examples", "20", "--no-closure")
     assert code == 1
     assert out.startswith("FAIL  aten::relu") and "repro:" in out and "Traceback" not in out + err
+
+
+def relu_nan(self):
+    return torch.where(self < 0, torch.full_like(self, float("nan")), self)  # NaN where the kernel gives 0
+
+
+@torch.library.custom_op("opspec_test::passthrough", mutates_args=())
+def passthrough(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+def relu_leaky(self):
+    return passthrough(torch.clamp_min(self, 0))  # right values, through an op outside the core set
+
+
+def printed_repro(out: str) -> str:
+    """The repro as printed: everything after the 'repro:' line, unindented."""
+    block = out.split("repro:\n", 1)[1]
+    return textwrap.dedent("\n".join(line for line in block.splitlines() if line.startswith("    ") or not line.strip()))
+
+
+def paste(source: str) -> subprocess.CompletedProcess:
+    """Run a printed repro in a fresh interpreter, as a user pasting it would."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_a_values_repro_runs_as_printed_and_fails_the_same_way(capsys):
+    code, out, _ = run(capsys, "aten::relu", "--impl", "test_check_decomp_cli:relu_wrong", "--dtype", "float32",
+                       "--max-examples", "20", "--no-closure")
+    assert code == 1
+    source = printed_repro(out)
+    assert source.startswith("import torch\n")
+    done = paste(source)
+    assert done.returncode == 1 and "NameError" not in done.stderr
+    assert "AssertionError" in done.stderr and "not close" in done.stderr
+
+
+def test_a_nan_mismatch_names_its_positions(capsys):
+    code, out, _ = run(capsys, "aten::relu", "--impl", "test_check_decomp_cli:relu_nan", "--dtype", "float32",
+                       "--max-examples", "20", "--no-closure")
+    assert code == 1
+    assert "NaN at different positions: " in out and " got nan expected " in out
+    assert "max abs error 0" not in out
+
+
+def test_a_closure_repro_shows_the_produced_ops(capsys):
+    code, out, _ = run(capsys, "aten::relu", "--impl", "test_check_decomp_cli:relu_leaky", "--dtype", "float32",
+                       "--max-examples", "5")
+    assert code == 1
+    assert "produced ops:" in out and "opspec_test::passthrough" in out
+    done = paste(printed_repro(out))
+    assert done.returncode == 1 and "NameError" not in done.stderr
+    assert "produced ops: " in done.stdout and "opspec_test::passthrough" in done.stdout
+    assert "AssertionError" in done.stderr

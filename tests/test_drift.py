@@ -53,6 +53,7 @@ def test_rules_trace_to_their_declared_targets(opset):
 
 def test_json_output(capsys, monkeypatch):
     monkeypatch.setattr(drift, "SAMPLES_PER_RULE", 1)
+    monkeypatch.setattr(drift, "SAMPLES_PER_OTHER_DTYPE", 0)
     code = main(["drift", "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     assert report["opset_version"] == "2026.11"

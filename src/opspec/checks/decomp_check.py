@@ -25,6 +25,7 @@ from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.testing import compare, random_check, strategies
 from opspec.testing.strategies import Call
+from opspec.testing.strategies.call import Repro
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Subject:
     table: dict = field(repr=False, default_factory=dict)  # OpOverload -> fn, for closure tracing
     random: bool = False
     unspecified_values: bool = False  # empty-like ops: the memory is garbage, only metadata is comparable
+    opset_version: str | None = None  # whose table closure is traced with, for repros
 
     @property
     def kernel(self):
@@ -74,6 +76,7 @@ def _subject(opset, op, candidate, implementation, hints, targets, is_random) ->
         core=opset.core_names(),
         table=decomp_table.as_torch_table(table),
         random=is_random,
+        opset_version=opset.version,
     )
 
 
@@ -94,6 +97,7 @@ class Counterexample:
     kernel_output: Any = None
     candidate_output: Any = None
     comparison: compare.Comparison | None = None
+    produced: tuple[str, ...] = ()  # closure failures: every op the traced decomposition produced
 
     def render(self) -> str:
         lines = [f"{self.subject.op} decomposed by {self.subject.implementation} ({self.dtype}): {self.problem}"]
@@ -102,7 +106,11 @@ class Counterexample:
         if self.kernel_output is not None or self.candidate_output is not None:
             lines.append(f"kernel output:        {_short(self.kernel_output)}")
             lines.append(f"decomposition output: {_short(self.candidate_output)}")
-        if self.comparison is not None and self.comparison.max_abs_error is not None:
+        if self.produced:
+            lines.append(f"produced ops:         {', '.join(self.produced)}")
+            lines.append(f"declared targets:     {', '.join(self.subject.targets) if self.subject.targets is not None else '(none: core only)'}")
+        # errors mean something only where the values were compared by tolerance (not NaN/inf positions)
+        if self.comparison is not None and self.comparison.max_abs_error is not None and self.comparison.tolerance is not None:
             c = self.comparison
             detail = f"max abs error {c.max_abs_error:.3g}, max rel error {c.max_rel_error:.3g}"
             if c.kernel_error is not None:
@@ -115,15 +123,35 @@ class Counterexample:
         return "\n".join(lines)
 
     def repro(self) -> str:
+        """Standalone source, runnable as printed: it fails the way the check failed."""
         module, _, function = self.subject.implementation.partition(":")
         source = self.call.repro().replace("result = ", "expected = ").replace("print(result)\n", "").rstrip("\n")
+        source = source.removeprefix("import torch\n").lstrip("\n")
         call_line = next(line for line in source.splitlines() if line.startswith("expected = "))
         arguments = call_line[call_line.index("(") :]
         if self.subject.implementation == "torch":
             candidate = f"from torch._decomp import core_aten_decompositions, decomposition_table\nop = {_op_expr(self.subject.op)}\ndecomposition = core_aten_decompositions().get(op) or decomposition_table[op]"
         else:
             candidate = f"from {module} import {function} as decomposition"
-        return f"{candidate}\n{source}\nactual = decomposition{arguments}\ntorch.testing.assert_close(actual, expected, equal_nan=True)\n"
+        if self.produced:  # a closure failure: trace as the check does and show what comes out
+            writer = Repro(self.call)
+            writer.source()
+            names = ", ".join(line.split(" = ", 1)[0] for line in writer.lines)
+            undeclared = (f"undeclared = sorted(set(produced) - set({sorted(self.subject.targets)!r}))\n"
+                          if self.subject.targets is not None else "undeclared = []\n")
+            return (
+                f"import torch\nfrom opspec.bridge import decomp_table, torch_ops\nfrom opspec.spec import load\n"
+                f"{candidate}\n{source}\n\n"
+                f"def traced({names}):\n    return decomposition{arguments}\n\n"
+                f"opset = load.load_opset({self.subject.opset_version!r})\ntable = decomp_table.table_by_name(opset)\n"
+                f"table[{self.subject.op!r}] = decomposition\n"
+                f"produced = sorted(torch_ops.trace_ops(traced, ({names}{',' if names else ''}), {{}}, decomp_table.as_torch_table(table)))\n"
+                f"print('produced ops:', ', '.join(produced))\n"
+                f"not_core = sorted(set(produced) - opset.core_names())\n{undeclared}"
+                f"assert not not_core and not undeclared, f'not core: {{not_core}}; not declared by the rule: {{undeclared}}'\n"
+            )
+        return (f"import torch\n{candidate}\n{source}\nactual = decomposition{arguments}\n"
+                f"torch.testing.assert_close(actual, expected, equal_nan=True)\n")
 
 
 def _op_expr(op: str) -> str:
@@ -201,7 +229,7 @@ def check_closure(subject: Subject, call: Call, dtype: torch.dtype) -> set[str]:
             parts.append(f"produces non-core ops {', '.join(outside_core)}")
         if undeclared:
             parts.append(f"produces ops its rule does not declare: {', '.join(undeclared)}")
-        raise DecompositionMismatch(Counterexample(subject, call, dtype, "; ".join(parts)))
+        raise DecompositionMismatch(Counterexample(subject, call, dtype, "; ".join(parts), produced=tuple(sorted(produced))))
     return produced
 
 

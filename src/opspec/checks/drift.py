@@ -18,13 +18,16 @@ cannot serve drifts alone.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.spec.model import DecompositionRule, Opset, TestingHints, version_key
 
-SAMPLES_PER_RULE = 4
+SAMPLES_PER_RULE = 4  # in float32 (or the rule's first dtype)
+SAMPLES_PER_OTHER_DTYPE = 1  # in each other dtype the rule is tested in
+DRAW_BATCHES = 3  # of 10 calls per wanted sample, until the first dtype has its samples
 SAMPLES_PER_CLOSURE_PROBE = 2
 
 
@@ -62,6 +65,8 @@ class DriftReport:
     absent: list[dict[str, str]] = field(default_factory=list)  # recorded as absent in this torch: not checked
     closure_probed: int = 0
     closure_untraced: int = 0
+    closure_failures: list[dict[str, str]] = field(default_factory=list)  # op, kind (untraceable|timeout|crash), message
+    closure_log: str = ""  # torch's output and full tracebacks of the probes
 
     @property
     def drifted(self) -> bool:
@@ -104,11 +109,11 @@ def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], No
 
     report.table_changes = [change for change in _table_changes(opset) if change["op"] not in absent_rules]
     core = set(ours)
-    for rule in opset.rules:
+    for index, rule in enumerate(opset.rules, 1):
         if rule.op in absent_rules:
             continue
         if progress:
-            progress(f"tracing {rule.op}")
+            progress(f"rules {index}/{len(opset.rules)} {rule.op}")
         report.rules.append(trace_rule(opset, rule, core))
     if closure:
         _closure_gaps(report, core, progress)
@@ -147,53 +152,62 @@ def _table_changes(opset: Opset) -> list[dict[str, str]]:
     return changes
 
 
-def _sample_calls(schema: str, hints: TestingHints, count: int, seed: int) -> list:
-    """Valid calls drawn by the shared strategy layer, float32 first, on CPU."""
+def _sample_calls(schema: str, hints: TestingHints, count: int, seed: int, dtype_name: str | None = None) -> list:
+    """Valid calls drawn by the shared strategy layer on CPU, in ``dtype_name`` (default: float32 or the first hinted)."""
     import torch
 
     from opspec.testing import strategies
 
     dtype_names = list(hints.dtypes) or ["float32"]
-    name = "float32" if "float32" in dtype_names else dtype_names[0]
+    name = dtype_name or ("float32" if "float32" in dtype_names else dtype_names[0])
     strategy = strategies.calls(schema, hints, getattr(torch, name), "cpu")
     return strategies.draw_examples(strategy, count, seed)
 
 
-def trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: int = SAMPLES_PER_RULE) -> RuleDrift:
+def trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: int | None = None) -> RuleDrift:
+    """Trace the rule as the closure tests do: its subject's table, every dtype it is tested in,
+    drawn layouts included, so a rule the closure tests fail on drifts here too."""
     with torch_ops.quiet():  # torch warns about some drawn inputs (var with no degrees of freedom): not drift
-        return _trace_rule(opset, rule, core, samples)
+        return _trace_rule(opset, rule, core, SAMPLES_PER_RULE if samples is None else samples)
 
 
 def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: int) -> RuleDrift:
+    from opspec.checks import decomp_check
+
     result = RuleDrift(rule.op)
-    live = torch_ops.all_aten_schemas()
     absence = versions.rule_absence(rule)
     if absence:
         result.problem = absence.reason
         return result
     try:
-        table = decomp_table.table_by_name(opset)
-        table[rule.op] = decomp_table.implementation(rule)
-        torch_table = decomp_table.as_torch_table(table)
-        op = torch_ops.resolve(rule.op)
-        calls = _sample_calls(live[rule.op], rule.testing, 10 * samples, seed=0)  # some draws are invalid calls
+        subject = decomp_check.subject_for_rule(opset, rule)
+        dtypes = decomp_check.dtypes_for(subject)
     except Exception as err:  # drift reports what it could not do instead of stopping
         result.problem = f"{type(err).__name__}: {err}".splitlines()[0]
         return result
     produced: set[str] = set()
-    for call in calls:
-        if result.traced_samples == samples:
-            break
-        try:
-            call.run(op)
-        except Exception:
-            continue  # the kernel refuses this draw: not a valid call, so nothing to trace
-        fresh = call.copy()
-        try:
-            produced |= set(torch_ops.trace_ops(op, fresh.args, fresh.kwargs, torch_table))
-            result.traced_samples += 1
-        except Exception as err:
-            result.problem = f"tracing failed: {type(err).__name__}: {err}".splitlines()[0]
+    primary = next((d for d in dtypes if dtype_label(d) == "float32"), dtypes[0] if dtypes else None)
+    for dtype in dtypes:
+        wanted = samples if dtype == primary else SAMPLES_PER_OTHER_DTYPE  # other dtypes add casts, rarely more
+        if not wanted:
+            continue
+        # rules whose kernels accept few drawn calls get more batches in their first dtype
+        seeds = range(DRAW_BATCHES) if dtype == primary else range(1)
+        traced = 0
+        for call in _drawn(decomp_check.draw_calls(subject, dtype, "cpu"), 10 * wanted, seeds):
+            if traced == wanted:
+                break
+            try:
+                call.run(subject.kernel)
+            except Exception:
+                continue  # the kernel refuses this draw: not a valid call, so nothing to trace
+            fresh = call.copy()
+            try:
+                produced |= set(torch_ops.trace_ops(subject.candidate, fresh.args, fresh.kwargs, subject.table))
+                traced += 1
+            except Exception as err:
+                result.problem = f"tracing failed ({dtype_label(dtype)}): {type(err).__name__}: {err}".splitlines()[0]
+        result.traced_samples += traced
     if not result.traced_samples and not result.problem:
         result.problem = "no drawn call was accepted by the kernel"
     result.produced = sorted(produced)
@@ -202,82 +216,215 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
     return result
 
 
-def _closure_gaps(report: DriftReport, core: set[str], progress) -> None:
+def _drawn(strategy, count: int, seeds):
+    """Batches of drawn calls, one per seed, lazily; none where the strategy cannot build calls
+    (the closure tests skip that dtype too)."""
+    from opspec.testing import strategies
+
+    for seed in seeds:
+        try:
+            batch = strategies.draw_examples(strategy, count, seed)
+        except Exception:
+            return
+        yield from batch
+
+
+def dtype_label(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _closure_gaps(report: DriftReport, core: set[str], progress, names: list[str] | None = None,
+                  probe: Callable | None = None, timeout: float | None = None) -> None:
     """Trace torch's own table entry by entry and collect the non-core ops left standing.
 
-    Probes draw calls from schemas alone, and some torch kernels crash on arguments they
-    do not check, so the probes run in a child process; when it dies, the entry it was
-    probing is counted as untraceable and a new child carries on with the next one.
+    Probes draw calls from schemas alone, and some torch kernels crash or hang on arguments
+    they do not check, so the probes run in a child process (forked from a forkserver, never
+    from this threaded process) whose output goes to a log file. Each probe has
+    ``PROBE_TIMEOUT_S`` in the child and a little more in the parent: a child that dies or
+    does not answer is killed, the entry is recorded as ``crash`` or ``timeout``, and a fresh
+    child carries on with the next entry. An entry no drawn call could trace is ``untraceable``.
     """
-    import multiprocessing
-
     live = torch_ops.all_aten_schemas()
-    names = [
-        name
-        for name in sorted(torch_ops.core_decomposition_table())
-        if name not in core and name in live and torch_ops.is_functional(live[name])
-    ]
+    if names is None:
+        names = [
+            name
+            for name in sorted(torch_ops.core_decomposition_table())
+            if name not in core and name in live and torch_ops.is_functional(live[name])
+        ]
+    timeout = PROBE_TIMEOUT_S if timeout is None else timeout
     report.closure_probed = len(names)
+    report.closure_log = _closure_log_path()
     leftovers: dict[str, set[str]] = {}
-    context = multiprocessing.get_context("fork")
     start = 0
     while start < len(names):
-        receiver, sender = context.Pipe(duplex=False)
-        child = context.Process(target=_probe_entries, args=(names[start:], core, sender), daemon=True)
-        child.start()
-        sender.close()
+        child = ProbeChild(names[start:], core, report.closure_log, probe or _probe, timeout)
         current = start
-        while True:
-            try:
-                kind, name, payload = receiver.recv()
-            except EOFError:  # the child died while probing names[current]
-                report.closure_untraced += 1
+        ready = child.receive(PROBE_STARTUP_S)  # importing torch and building the table, on a loaded machine
+        if not isinstance(ready, tuple):
+            child.kill()
+            report.closure_failures.append({"op": names[current], "kind": "crash" if ready == "died" else "timeout",
+                                            "message": f"the probe process did not start ({child.exit_reason()})"})
+            start = current + 1
+            continue
+        while current < len(names):
+            name = names[current]
+            message = child.receive(timeout + PROBE_GRACE_S)
+            if message is None:  # silent past the deadline: hung (a futex wait, a kernel loop)
+                child.kill()
+                report.closure_failures.append({"op": name, "kind": "timeout",
+                                                "message": f"no answer within {timeout + PROBE_GRACE_S:g}s; probe process killed"})
                 current += 1
                 break
-            if kind == "done":
-                current = len(names)
+            if message == "died":
+                report.closure_failures.append({"op": name, "kind": "crash", "message": f"probe process died ({child.exit_reason()})"})
+                current += 1
                 break
-            current = names.index(name, current)
-            if progress and kind == "start":
-                progress(f"closure {name}")
+            kind, got, payload = message
+            if kind == "start":
+                if progress:
+                    progress(f"closure {current + 1}/{len(names)} {got}")
+                continue
             if kind == "result":
-                if payload is None:
-                    report.closure_untraced += 1
-                else:
-                    for survivor in payload:
-                        leftovers.setdefault(survivor, set()).add(name)
-                current += 1
-        child.join()
+                for survivor in payload:
+                    leftovers.setdefault(survivor, set()).add(got)
+            else:  # "untraceable" or "timeout", with one line of why
+                report.closure_failures.append({"op": got, "kind": kind, "message": payload})
+            current += 1
+        child.close()
         start = current
+    report.closure_untraced = len(report.closure_failures)
     report.closure_gaps = [ClosureGap(op, sorted(sources)) for op, sources in sorted(leftovers.items())]
 
 
-def _probe_entries(names: list[str], core: set[str], sender) -> None:
-    """Child process: for each entry, send ("start", name) and then its non-core survivors (None if untraceable)."""
+PROBE_TIMEOUT_S = 20.0  # one table entry: a few fake-tensor traces, well under a second when healthy
+PROBE_GRACE_S = 10.0  # the parent waits this much longer before it kills the child
+PROBE_STARTUP_S = 300.0  # a fresh probe process imports torch and builds the table first
+
+
+def _closure_log_path() -> str:
+    import tempfile
+
+    handle, path = tempfile.mkstemp(prefix="opspec-drift-closure-", suffix=".log")
+    os.close(handle)
+    return path
+
+
+class ProbeChild:
+    """The probe process and the pipe its messages come back on."""
+
+    def __init__(self, names: list[str], core: set[str], log_path: str, probe: Callable, timeout: float):
+        import multiprocessing
+
+        context = multiprocessing.get_context("forkserver")
+        self.receiver, sender = context.Pipe(duplex=False)
+        self.process = context.Process(target=_probe_entries, args=(names, sorted(core), sender, log_path, probe, timeout), daemon=True)
+        self.process.start()
+        sender.close()
+
+    def receive(self, timeout: float):
+        """The next message, ``"died"`` when the child is gone, None when it stays silent past ``timeout``."""
+        try:
+            if not self.receiver.poll(timeout):
+                return None
+            return self.receiver.recv()
+        except (EOFError, ConnectionError, OSError):
+            self.process.join(10)
+            return "died"
+
+    def exit_reason(self) -> str:
+        code = self.process.exitcode
+        if code is None:
+            return "exit status unknown"
+        return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join(10)
+
+    def close(self) -> None:
+        self.receiver.close()
+        self.process.join(10)
+        if self.process.is_alive():
+            self.kill()
+
+
+class ProbeTimeout(Exception):
+    pass
+
+
+def _probe_entries(names: list[str], core: list[str], sender, log_path: str, probe: Callable, timeout: float) -> None:
+    """Child process: for each entry, send ("start", name) and then its non-core survivors,
+    or ("untraceable" | "timeout", name, one line). torch's own output goes to ``log_path``."""
+    import signal
+    import warnings
+
+    import torch
+    import torch._dynamo.utils  # noqa: F401 - fake-tensor tracing needs it; a forked parent had it imported
+
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+
+    def expire(signum, frame):
+        raise ProbeTimeout
+
+    signal.signal(signal.SIGALRM, expire)
+    core_set = set(core)
     torch_table = decomp_table.as_torch_table(torch_ops.core_decomposition_table())
     live = torch_ops.all_aten_schemas()
+    sender.send(("ready", "", None))
     for name in names:
         sender.send(("start", name, None))
+        signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            op = torch_ops.resolve(name)
-            calls = _sample_calls(live[name], TestingHints(), 3 * SAMPLES_PER_CLOSURE_PROBE, seed=0)
-        except Exception:
-            sender.send(("result", name, None))
-            continue
-        produced: set[str] | None = None
-        traced = 0
-        for call in calls:
-            if traced == SAMPLES_PER_CLOSURE_PROBE:
-                break
-            try:
-                found = set(torch_ops.trace_ops(op, call.args, call.kwargs, torch_table, fake=True))
-            except Exception:
-                continue  # not a valid call
-            produced = (produced or set()) | found
-            traced += 1
-        sender.send(("result", name, sorted(produced - core) if produced is not None else None))
+            kind, payload = probe(name, live.get(name, ""), core_set, torch_table)
+        except ProbeTimeout:
+            kind, payload = "timeout", f"no result within {timeout:g}s"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        sender.send((kind, name, payload))
     sender.send(("done", "", None))
     sender.close()
+
+
+def _probe(name: str, schema: str, core: set[str], torch_table) -> tuple[str, Any]:
+    """("result", non-core survivors) or ("untraceable", why), the full error in the log."""
+    import traceback
+
+    try:
+        op = torch_ops.resolve(name)
+        calls = _sample_calls(schema, TestingHints(), 3 * SAMPLES_PER_CLOSURE_PROBE, seed=0)
+    except ProbeTimeout:
+        raise
+    except Exception as err:
+        print(f"== {name}: cannot draw calls\n{traceback.format_exc()}", flush=True)
+        return "untraceable", f"cannot draw calls: {type(err).__name__}: {_first_line(err)}"
+    produced: set[str] | None = None
+    traced = 0
+    last_error = "no drawn call"
+    for call in calls:
+        if traced == SAMPLES_PER_CLOSURE_PROBE:
+            break
+        try:
+            found = set(torch_ops.trace_ops(op, call.args, call.kwargs, torch_table, fake=True))
+        except ProbeTimeout:
+            raise
+        except Exception as err:  # not a valid call, most often
+            print(f"== {name}: tracing a drawn call failed\n{traceback.format_exc()}", flush=True)
+            last_error = f"{type(err).__name__}: {_first_line(err)}"
+            continue
+        produced = (produced or set()) | found
+        traced += 1
+    if produced is None:
+        return "untraceable", f"no drawn call could be traced (last: {last_error})"
+    return "result", sorted(produced - core)
+
+
+def _first_line(err: BaseException) -> str:
+    lines = [line for line in str(err).strip().splitlines() if line.strip()]
+    return lines[0][:200] if lines else ""
 
 
 def render_text(report: DriftReport) -> str:
@@ -305,8 +452,16 @@ def render_text(report: DriftReport) -> str:
     if report.closure_probed:
         section(
             f"closure gaps: non-core ops surviving torch's default decomposition "
-            f"({report.closure_probed} table entries probed, {report.closure_untraced} not traceable with drawn inputs)",
+            f"({report.closure_probed} table entries probed, {report.closure_untraced} not traced)",
             [f"{gap.op}  <- {', '.join(gap.produced_by[:4])}{' ...' if len(gap.produced_by) > 4 else ''}" for gap in report.closure_gaps],
+        )
+        kinds = {}
+        for failure in report.closure_failures:
+            kinds[failure["kind"]] = kinds.get(failure["kind"], 0) + 1
+        section(
+            "closure entries not traced (" + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none")
+            + (f"; full errors in {report.closure_log}" if report.closure_failures else "") + ")",
+            [f"{f['op']}: {f['kind']}: {f['message']}" for f in report.closure_failures],
         )
     else:
         lines.append("\nclosure gaps: not probed (opspec drift --closure)")

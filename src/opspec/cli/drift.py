@@ -34,11 +34,9 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     opset = load.load_opset(args.opset_version)
-    interactive = sys.stderr.isatty()
-    progress = (lambda message: print(f"\r\033[K{message}", end="", file=sys.stderr)) if interactive else None
+    progress = Progress(sys.stderr)
     report = drift.compute(opset, closure=args.closure, progress=progress)
-    if interactive:
-        print("\r\033[K", end="", file=sys.stderr)
+    progress.finish()
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -50,3 +48,31 @@ def run(args) -> int:
         for drafted in from_drift.draft_all(report, args.propose, rules):
             print(f"drafted {drafted.type} proposal for {drafted.op}: {drafted.path}", file=sys.stderr)
     return 1 if report.drifted else 0
+
+
+class Progress:
+    """Progress on stderr: one rewritten line on a terminal; elsewhere (logs, CI) a line per
+    tenth of each phase. Messages are ``PHASE I/N NAME``."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.interactive = stream.isatty()
+        self.shown: tuple[str, int] | None = None
+
+    def __call__(self, message: str) -> None:
+        if self.interactive:
+            print(f"\r\033[K{message}", end="", file=self.stream, flush=True)
+            return
+        phase, _, rest = message.partition(" ")
+        count = rest.split(" ", 1)[0]
+        done, _, total = count.partition("/")
+        if not (done.isdigit() and total.isdigit()):
+            return
+        tenth = 10 * int(done) // max(int(total), 1)
+        if self.shown is None or self.shown[0] != phase or tenth > self.shown[1]:
+            self.shown = (phase, tenth)
+            print(f"drift: {phase} {count}", file=self.stream, flush=True)
+
+    def finish(self) -> None:
+        if self.interactive:
+            print("\r\033[K", end="", file=self.stream, flush=True)

@@ -181,14 +181,26 @@ def _special_mismatch(candidate: torch.Tensor, reference: torch.Tensor, where: s
     """NaN in the same places, infinities equal (sign included)."""
     nan_c, nan_r = candidate.isnan(), reference.isnan()
     if not torch.equal(nan_c, nan_r):
-        index = tuple(torch.nonzero(nan_c != nan_r)[0].tolist())
-        return f"{where}: NaN at different positions (first at {index}: got {candidate[index].item()}, expected {reference[index].item()})"
+        return f"{where}: NaN at different positions: {_positions(nan_c != nan_r, candidate, reference)}"
     inf_c, inf_r = candidate.isinf(), reference.isinf()
     differs = (inf_c | inf_r) & (candidate != reference) & ~nan_r
     if differs.any():
-        index = tuple(torch.nonzero(differs)[0].tolist())
-        return f"{where}: infinity mismatch at {index}: got {candidate[index].item()}, expected {reference[index].item()}"
+        return f"{where}: infinity mismatch: {_positions(differs, candidate, reference)}"
     return None
+
+
+POSITIONS_SHOWN = 5
+
+
+def _positions(mask: torch.Tensor, candidate: torch.Tensor, reference: torch.Tensor) -> str:
+    """``N of M elements, at (i, j) got x expected y, ...``: the places a NaN/inf verdict is about."""
+    where = torch.nonzero(mask)
+    shown = []
+    for row in where[:POSITIONS_SHOWN].tolist():
+        index = tuple(row)
+        shown.append(f"{index if index else '()'} got {candidate[index].item()} expected {reference[index].item()}")
+    more = f", and {len(where) - POSITIONS_SHOWN} more" if len(where) > POSITIONS_SHOWN else ""
+    return f"{len(where)} of {mask.numel()} elements, at " + "; ".join(shown) + more
 
 
 def _compare_tensors(candidate: torch.Tensor, reference: torch.Tensor, float64: torch.Tensor | None,
