@@ -15,10 +15,24 @@ Nothing is written by hand; each backend has one measuring rule:
   inputs (the op is in ``lowering.fallbacks``) carry a note.
 - onnxruntime: an op is lowered when the ONNX exporter's registry (torchlib, as
   ``torch.onnx.export(dynamo=True)`` builds it) holds an ONNX translation for its
-  OpOverload (torchlib registers a default overload under the packet's name). It
-  falls back otherwise: the exporter then decomposes it into other aten ops first
-  (with torch's decomposition table), or, with no decomposition either, the export
+  OpOverload (torchlib registers a default overload under the packet's name), or
+  when the exporter decomposes it first (with torch's decomposition table) into
+  ops it translates: either way ONNX Runtime runs it, and nothing can fall back
+  to PyTorch. It is listed under fallback only when it has neither: the export
   fails when the op reaches the graph. Needs the onnx extra.
+
+Beyond the core ops, each manifest also covers the ops real models carry that
+the opset does not make core: the opset's bookkeeping ops (assertions, range
+constraints) and the non-core ops left in the graphs of the model zoo
+(``benchmarks/model_zoo.json``, from ``benchmarks/model_zoo.py``), measured by
+the same rules, so ``opspec coverage`` says "not lowered" only when it is true.
+
+Per device (``--devices cpu``, the default; ``cuda`` where a GPU is present):
+Inductor lowerings that can still hand an op back to ATen depending on the
+device (a lowering whose source calls a fallback, or an op in
+``lowering.fallbacks``) are compiled on a drawn example, and where the generated
+code calls ``torch.ops.aten.<op>`` itself the entry records ``fallback_on`` that
+device with the reason (on CPU, ``cumsum``: the C++ backend has no scan).
 
 ``export`` has no manifest. Its program is the exported graph after
 ``run_decompositions`` with the opset's table, run by ``ExportedProgram.module()``,
@@ -113,8 +127,94 @@ def measure_onnxruntime(op) -> Verdict:
     if translations:
         return "lowered", ""
     if op in onnx_decompositions():
-        return "fallback", "no ONNX translation in torchlib: the exporter decomposes it into other aten ops first"
+        return "lowered", "the exporter decomposes it into aten ops torchlib translates"
     return "fallback", "no ONNX translation in torchlib and no decomposition: the export fails when it reaches the graph"
+
+
+# ---- per device: lowerings whose generated code still calls the ATen kernel ----
+
+def may_fall_back(op) -> bool:
+    """A lowering that can hand the op back to ATen depending on inputs or device: worth compiling to see."""
+    import inspect
+
+    from torch._inductor import lowering
+
+    if op in lowering.fallbacks:
+        return True
+    handler = lowering.lowerings.get(op)
+    if handler is None or getattr(handler, "_is_fallback_handler", False):
+        return False
+    try:
+        source = inspect.getsource(inspect.unwrap(handler))
+    except (OSError, TypeError):
+        return False
+    return "fallback" in source
+
+
+def inductor_device_fallback(name: str, device: str, version: str) -> str | None:
+    """The reason the code Inductor generates on ``device`` calls the op's ATen kernel; None when it does not."""
+    import re
+
+    import torch
+    from torch._inductor.utils import run_and_get_code
+
+    from opspec.conform import cases
+    from opspec.spec.model import CoreOp
+    from opspec.testing import strategies
+
+    # core ops are drawn with the opset's hints; others from their schema alone
+    op = load.load_opset(version).ops_by_name.get(name) or CoreOp(name, torch_ops.all_aten_schemas()[name], "", "active", "", "")
+    dtype = cases.dtype_name(strategies.dtypes_under_test(name, op.testing)[0])
+    examples = cases.draw(op, dtype, device, max_examples=1, max_compiles=1, seed=0)
+    if not examples:
+        return None
+    example = examples[0]
+    torch._dynamo.reset()
+    compiled = torch.compile(example.program(), backend="inductor", dynamic=False)
+    _, sources = run_and_get_code(compiled, *example.fresh_inputs())
+    short, _, overload = name.removeprefix("aten::").partition(".")
+    call = re.compile(rf"torch\.ops\.aten\.{re.escape(short)}\.{overload or 'default'}\(")
+    if any(call.search(code) for code in sources):
+        return f"Inductor's generated {device} code calls torch.ops.aten.{short}.{overload or 'default'} (the ATen kernel)"
+    return None
+
+
+def device_fallbacks(backend: str, names: list[str], devices: tuple[str, ...], version: str) -> dict[str, dict[str, str]]:
+    if backend != "inductor":
+        return {}
+    found: dict[str, dict[str, str]] = {}
+    for name in names:
+        if not may_fall_back(torch_ops.resolve(name)):
+            continue
+        for device in devices:
+            try:
+                reason = inductor_device_fallback(name, device, version)
+            except Exception as err:  # noqa: BLE001 - an op that cannot be probed keeps its static verdict
+                print(f"  {name} on {device}: not probed ({type(err).__name__}: {str(err)[:120]})", file=sys.stderr)
+                continue
+            if reason:
+                found.setdefault(name, {})[device] = reason
+    return found
+
+
+# ---- ops beyond the core set that real models carry ----
+
+ZOO_RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "model_zoo.json"
+
+
+def beyond_opset(version: str) -> list[str]:
+    """The version's bookkeeping ops and the non-core ops of the model zoo's graphs."""
+    names = set()
+    bookkeeping = load.read_bookkeeping(resources.opset_root(), version)
+    if bookkeeping is not None and not bookkeeping.findings:
+        names |= {entry["name"] for entry in bookkeeping.data["ops"]}
+    if ZOO_RESULTS.is_file():
+        import json
+
+        for model in json.loads(ZOO_RESULTS.read_text(encoding="utf-8"))["models"]:
+            names |= set(model["outside_opset"]) | set(model["bookkeeping"])
+    live = torch_ops.all_aten_schemas()
+    return sorted(name for name in names - set(core_ops(version)) if name in live)
 
 
 @dataclass(frozen=True)
@@ -150,23 +250,28 @@ def measured_with(packages: tuple[str, ...]) -> str:
     return ", ".join([*versions, "tools/measure_lowering.py"])
 
 
-def measure(backend: str, version: str) -> dict:
+def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> dict:
     rule = BACKENDS[backend]
+    names = sorted(set(core_ops(version)) | set(beyond_opset(version)))
+    verdicts = {name: rule.measure(torch_ops.resolve(name)) for name in names}
+    on_device = device_fallbacks(backend, [n for n in names if verdicts[n][0] == "lowered"], devices, version)
     lowered, fallback = [], []
-    for name in core_ops(version):
-        verdict, text = rule.measure(torch_ops.resolve(name))
+    for name in names:
+        verdict, text = verdicts[name]
         if verdict == "lowered":
-            lowered.append({"op": name, "note": text} if text else name)
+            entry = {"op": name, **({"note": text} if text else {}), **({"fallback_on": on_device[name]} if name in on_device else {})}
+            lowered.append(entry if len(entry) > 1 else name)
         else:
             fallback.append({"op": name, "reason": text})
-    return {
+    data = {
         "opset": version,
         "backend": backend,
         "measured_with": measured_with(rule.packages),
         "description": rule.description,
-        "lowered": lowered,
-        "fallback": fallback,
     }
+    if backend == "inductor":
+        data["devices"] = list(devices)
+    return {**data, "lowered": lowered, "fallback": fallback}
 
 
 def main() -> int:
@@ -175,6 +280,8 @@ def main() -> int:
     parser.add_argument("--opset", dest="version", metavar="V", help="opset version (default: newest)")
     parser.add_argument("--out", type=Path, default=manifests.backends_dir(), help="folder of manifests")
     parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
+    parser.add_argument("--devices", nargs="+", choices=("cpu", "cuda"), default=["cpu"],
+                        help="devices on which Inductor's conditional lowerings are compiled (default cpu)")
     args = parser.parse_args()
 
     version = args.version or load.latest_version()
@@ -182,7 +289,7 @@ def main() -> int:
     for backend in BACKENDS if args.backend == "all" else [args.backend]:
         path = args.out / f"{backend}.yaml"
         try:
-            data = measure(backend, version)
+            data = measure(backend, version, tuple(args.devices))
         except (ImportError, importlib.metadata.PackageNotFoundError) as err:
             needs = ", ".join(BACKENDS[backend].packages)
             print(f"{path}: cannot measure {backend} (needs {needs}): {err}", file=sys.stderr)

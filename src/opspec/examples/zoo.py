@@ -93,7 +93,8 @@ def bert():
 def gpt2():
     import transformers as tf
 
-    config = tf.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64, use_cache=False)
+    config = tf.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64, use_cache=False,
+                           bos_token_id=0, eos_token_id=0)
     return tf.GPT2LMHeadModel(config), (), _tokens()
 
 

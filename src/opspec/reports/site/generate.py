@@ -19,7 +19,7 @@ from opspec.reports import changelog
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import results as results_mod
-from opspec.reports.site import sanitize, scoreboard, version_matrix
+from opspec.reports.site import models_page, sanitize, scoreboard, version_matrix
 from opspec.spec import load, manifests, resources, yamlio
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace
@@ -252,6 +252,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
         rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
     pages.update(scoreboard.pages(env, results, newest, slugs, ws.version_matrix,
                                   torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None))
+    pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     return Generated(pages, skipped, problems)
 
 

@@ -1,0 +1,280 @@
+"""Real models: is `opspec coverage` true for what people deploy?
+
+For every model of the zoo (``opspec.examples.zoo``: torchvision and transformers
+architectures built from their own definitions with random weights), this runs
+``opspec coverage MODEL --backend aot_eager,eager,inductor,onnxruntime`` as a user
+would (a subprocess, start-up included) and checks its answer twice:
+
+- the op set against an independent computation: ``torch.export`` ->
+  ``run_decompositions(core_aten_decompositions())`` -> the ops left and their
+  counts, each classified core or not by ``torch.Tag.core``;
+- each backend's verdicts against what the backend really does with the model on
+  CPU: Inductor's generated code (an op called lowered must not be called back
+  as ``torch.ops.aten.*``; an op flagged must really be called back, or the
+  compile must fail); ``torch.onnx.export(dynamo=True)`` run in ONNX Runtime (an
+  op flagged must be the reason the export or run fails; a failure that names no
+  op is reported as such); eager and aot_eager runs (they run every op).
+
+Needs the zoo's venv (see benchmarks/README.md): torchvision and transformers
+beside the registry's torch 2.13.0 build.
+
+    python benchmarks/model_zoo.py                      # every model; writes benchmarks/model_zoo.json
+    python benchmarks/model_zoo.py --models transformers:gpt2 --out /tmp/x.json
+    python benchmarks/model_zoo.py --markdown           # the table of benchmarks/model_zoo.json, for the README
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import re
+import subprocess
+import sys
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "model_zoo.json"
+BACKENDS = ("aot_eager", "eager", "inductor", "onnxruntime")
+FALLBACK_CALL = re.compile(r"torch\.ops\.aten\.(\w+)\.(\w+)\(")
+EXTERN_CALL = re.compile(r"extern_kernels\.(\w+)\(")
+
+
+def qualified(name: str, overload: str) -> str:
+    return f"aten::{name}" if overload == "default" else f"aten::{name}.{overload}"
+
+
+def run_coverage(key: str) -> tuple[dict, float, int]:
+    tool = Path(sys.executable).parent / "opspec"
+    started = time.perf_counter()
+    done = subprocess.run([str(tool), "coverage", key, "--backend", ",".join(BACKENDS), "--format", "json"],
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"opspec coverage {key} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout), elapsed, done.returncode
+
+
+def independent(example) -> tuple[Counter, dict[str, bool], object]:
+    """Op counts after torch's own core decompositions, and Tag.core per op: no opspec code involved."""
+    import torch
+    from torch._decomp import core_aten_decompositions
+
+    exported = torch.export.export(example.model, example.args, dict(example.kwargs), strict=False)
+    decomposed = exported.run_decompositions(core_aten_decompositions())
+    counts: Counter = Counter()
+    core: dict[str, bool] = {}
+    for module in decomposed.graph_module.modules():
+        for node in getattr(module, "graph", torch.fx.Graph()).nodes:
+            if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+                schema = node.target._schema
+                name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+                counts[name] += 1
+                core[name] = torch.Tag.core in node.target.tags
+    return counts, core, decomposed
+
+
+def inductor_reality(program, example) -> dict:
+    """What Inductor's generated CPU code calls back into ATen, or why it did not compile."""
+    import torch
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    compiled = torch.compile(program.module(), backend="inductor")
+    try:
+        with torch.no_grad():
+            _, sources = run_and_get_code(compiled, *example.args, **dict(example.kwargs))
+    except Exception as err:  # noqa: BLE001 - a failing backend is a result
+        return {"ran": False, "error": _line(err), "fallback_calls": [], "extern_calls": []}
+    code = "\n".join(sources)
+    return {"ran": True, "error": "",
+            "fallback_calls": sorted({qualified(n, o) for n, o in FALLBACK_CALL.findall(code)}),
+            "extern_calls": sorted(set(EXTERN_CALL.findall(code)))}
+
+
+def onnx_reality(example) -> dict:
+    """torch.onnx.export(dynamo=True) of the model, run in ONNX Runtime."""
+    import torch
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(example.model, example.args, kwargs=dict(example.kwargs), dynamo=True,
+                                        verbose=False, report=False)
+            program.initialize_inference_session()
+            program(*example.args, **dict(example.kwargs))
+    except Exception as err:  # noqa: BLE001
+        return {"ran": False, "error": _root_line(err)}
+    return {"ran": True, "error": ""}
+
+
+def eager_reality(example, backend: str) -> dict:
+    import torch
+
+    torch._dynamo.reset()
+    try:
+        with torch.no_grad():
+            fn = example.model if backend == "eager" else torch.compile(example.model, backend=backend)
+            fn(*example.args, **dict(example.kwargs))
+    except Exception as err:  # noqa: BLE001
+        return {"ran": False, "error": _line(err)}
+    return {"ran": True, "error": ""}
+
+
+def _line(err: BaseException) -> str:
+    lines = [line for line in str(err).strip().splitlines() if line.strip()]
+    return f"{type(err).__name__}: {lines[0][:300] if lines else ''}"
+
+
+def _root_line(err: BaseException) -> str:
+    while isinstance(err.__cause__, BaseException):
+        err = err.__cause__
+    return _line(err)
+
+
+def judge(report: dict, backend: str, reality: dict) -> dict:
+    """Where the coverage verdicts for one backend disagree with what the backend did."""
+    ops = {entry["op"]: entry for entry in report["ops"]}
+    flagged = set(report["not_lowered"][backend])
+    wrong = []
+    if backend == "inductor" and reality["ran"]:
+        called_back = set(reality["fallback_calls"])
+        for op, entry in ops.items():
+            status = entry["backends"][backend]["status"]
+            if status == "lowered" and op in called_back:
+                wrong.append(f"{op}: called lowered, but the generated code calls torch.ops.{op.replace('::', '.')}")
+            if op in flagged and op not in called_back:
+                wrong.append(f"{op}: flagged {status}, but the generated code computes it")
+    elif reality["ran"]:  # the whole model ran on the backend: every op it needs ran there
+        wrong += [f"{op}: flagged {ops[op]['backends'][backend]['status']}, but the model runs on {backend}"
+                  for op in sorted(flagged)]
+    else:
+        named = [op for op in flagged if op.split("::")[1].split(".")[0] in reality["error"]]
+        if flagged and not named:
+            wrong.append(f"flagged {', '.join(sorted(flagged))}, but the failure names none of them: {reality['error']}")
+    cause = "" if reality["ran"] else (
+        "op" if any(op.split("::")[1].split(".")[0] in reality["error"] for op in ops) else "not an op")
+    return {"agrees": not wrong, "disagreements": wrong, "ran": reality["ran"], "failure": reality.get("error", ""),
+            "failure_cause": cause}
+
+
+def measure(key: str, previous: dict | None = None) -> dict:
+    """One model; with ``previous`` (its earlier result), the backends' runs are reused and only coverage reruns."""
+    import torch
+
+    from opspec.checks import models
+    from opspec.examples import zoo
+
+    report, seconds, exit_code = run_coverage(key)
+    example = models.load_model(key, zoo.ZOO)
+    counts, core, program = independent(example)
+    ours = {entry["op"]: entry["count"] for entry in report["ops"]}
+    ours_core = {entry["op"]: entry["opset"] == "core" for entry in report["ops"]}
+    op_set = {
+        "agrees": ours == dict(counts) and ours_core == core,
+        "only_coverage": sorted(set(ours) - set(counts)),
+        "only_independent": sorted(set(counts) - set(ours)),
+        "count_differences": sorted(op for op in set(ours) & set(counts) if ours[op] != counts[op]),
+        "core_differences": sorted(op for op in set(ours) & set(core) if ours_core[op] != core[op]),
+    }
+    if previous is not None:
+        reality = previous["reality"]
+    else:
+        reality = {
+            "inductor": inductor_reality(program, example),
+            "onnxruntime": onnx_reality(example),
+            "eager": eager_reality(example, "eager"),
+            "aot_eager": eager_reality(example, "aot_eager"),
+        }
+    torch._dynamo.reset()
+    return {
+        "model": key,
+        "ops": len(ours),
+        "calls": sum(ours.values()),
+        "core": sum(1 for e in report["ops"] if e["opset"] == "core"),
+        "bookkeeping": report["bookkeeping"],
+        "outside_opset": report["outside_opset"],
+        "flagged": {b: report["not_lowered"][b] for b in BACKENDS},
+        "coverage_exit": exit_code,
+        "coverage_s": round(seconds, 1),
+        "op_set": op_set,
+        "backends": {b: judge(report, b, reality[b]) for b in BACKENDS},
+        "reality": reality,
+    }
+
+
+def environment() -> dict:
+    return {name: importlib.metadata.version(name).split("+")[0]
+            for name in ("torch", "torchvision", "transformers", "onnxscript", "onnxruntime")}
+
+
+def markdown(data: dict) -> str:
+    rows = ["| model | ops (calls) | bookkeeping / outside opset | flagged | op set = independent | backends agree with reality | coverage time |",
+            "|---|---|---|---|---|---|---|"]
+    for m in data["models"]:
+        flagged = "; ".join(f"{b}: {', '.join(o.removeprefix('aten::') for o in ops)}"
+                            for b, ops in m["flagged"].items() if ops) or "none"
+        extra = ", ".join(o.removeprefix("aten::") for o in m["bookkeeping"] + m["outside_opset"]) or "-"
+        agree = []
+        for b, verdict in m["backends"].items():
+            mark = "yes" if verdict["agrees"] else "**no**"
+            note = "" if verdict["ran"] else f" (fails: {verdict['failure_cause']})"
+            agree.append(f"{b} {mark}{note}")
+        rows.append(f"| {m['model']} | {m['ops']} ({m['calls']}) | {extra} | {flagged} | "
+                    f"{'yes' if m['op_set']['agrees'] else '**no**'} | {'; '.join(agree)} | {m['coverage_s']} s |")
+    s = data["summary"]
+    rows.append("")
+    rows.append(f"{s['models']} models, {s['model_op_pairs']} model x op pairs: op sets agree with the independent "
+                f"computation on {s['op_set_agrees']} of {s['models']}; coverage agrees with what the backend does "
+                f"for {s['backend_agrees']} of {s['models'] * len(BACKENDS)} model x backend pairs.")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", metavar="KEY", help="zoo keys (default: all)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--markdown", action="store_true", help="print the table of --out and exit")
+    parser.add_argument("--rejudge", action="store_true",
+                        help="reuse the backends' runs recorded in --out; rerun coverage and the op-set check only "
+                             "(after the manifests changed)")
+    args = parser.parse_args()
+    if args.markdown:
+        print(markdown(json.loads(args.out.read_text(encoding="utf-8"))))
+        return 0
+    from opspec.examples import zoo
+    from opspec.spec import atomic
+
+    keys = args.models or list(zoo.ZOO)
+    earlier = {}
+    if args.rejudge:
+        earlier = {m["model"]: m for m in json.loads(args.out.read_text(encoding="utf-8"))["models"]}
+    results = []
+    for key in keys:
+        started = time.perf_counter()
+        result = measure(key, earlier.get(key))
+        result["benchmark_s"] = round(time.perf_counter() - started, 1)
+        results.append(result)
+        verdicts = ", ".join(f"{b} {'ok' if v['agrees'] else 'NO'}" for b, v in result["backends"].items())
+        print(f"{key}: {result['ops']} ops, op set {'ok' if result['op_set']['agrees'] else 'NO'}, {verdicts} "
+              f"({result['benchmark_s']}s)", flush=True)
+    data = {
+        "command": "python benchmarks/model_zoo.py",
+        "environment": environment(),
+        "summary": {
+            "models": len(results),
+            "model_op_pairs": sum(r["ops"] for r in results),
+            "op_set_agrees": sum(r["op_set"]["agrees"] for r in results),
+            "backend_agrees": sum(v["agrees"] for r in results for v in r["backends"].values()),
+        },
+        "models": results,
+    }
+    atomic.write_text(args.out, json.dumps(data, indent=1) + "\n")
+    print(markdown(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

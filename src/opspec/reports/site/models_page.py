@@ -1,0 +1,49 @@
+"""The "Real models" page: the model-zoo benchmark (``benchmarks/model_zoo.json``) as a table.
+
+The benchmark runs ``opspec coverage`` on real architectures and checks its answer
+against an independent op-set computation and against what each backend does with
+the model; this page shows its committed result (or says there is none yet).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from opspec.reports.site import sanitize
+
+PAGE = "models.md"
+
+
+def pages(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {PAGE: "---\ntitle: Real models\n---\n\n# Real models\n\nNo model-zoo results in this checkout "
+                      "(`benchmarks/model_zoo.json`; run `python benchmarks/model_zoo.py`).\n"}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    summary, env = data["summary"], data["environment"]
+    lines = [
+        "---", "title: Real models", "---", "",
+        "# Real models",
+        "",
+        "`opspec coverage` run on real architectures (built from torchvision and transformers with random weights), "
+        "and its answer checked twice: the op set against `torch.export` -> `run_decompositions(core_aten_decompositions())` "
+        "with `Tag.core`, and each backend's verdicts against what the backend does with the model on CPU "
+        "(Inductor's generated code, the ONNX export run in ONNX Runtime, eager and aot_eager runs).",
+        "",
+        f"*{summary['models']} models, {summary['model_op_pairs']} model x op pairs; op sets agree on "
+        f"{summary['op_set_agrees']} of {summary['models']}, backend verdicts on {summary['backend_agrees']} of "
+        f"{summary['models'] * len(data['models'][0]['backends']) if data['models'] else 0} model x backend pairs. "
+        f"Measured with {sanitize.inline(', '.join(f'{k} {v}' for k, v in env.items()))} "
+        f"(`{sanitize.inline(data['command'])}`).*",
+        "",
+        "| model | ops (calls) | bookkeeping / outside the opset | flagged | op set agrees | backends agree | failures |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for m in data["models"]:
+        extra = ", ".join(sanitize.code(o) for o in m["bookkeeping"] + m["outside_opset"]) or "-"
+        flagged = "; ".join(f"{b}: {', '.join(sanitize.code(o) for o in ops)}" for b, ops in m["flagged"].items() if ops) or "none"
+        agree = ", ".join(f"{b} {'yes' if v['agrees'] else '**no**'}" for b, v in m["backends"].items())
+        failures = "; ".join(f"{b}: {sanitize.inline(v['failure'][:160])} ({v['failure_cause']})"
+                             for b, v in m["backends"].items() if not v["ran"]) or "-"
+        lines.append(f"| {sanitize.inline(m['model'])} | {m['ops']} ({m['calls']}) | {extra} | {flagged} | "
+                     f"{'yes' if m['op_set']['agrees'] else '**no**'} | {agree} | {failures} |")
+    return {PAGE: "\n".join(lines) + "\n"}
