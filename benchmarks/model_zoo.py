@@ -134,6 +134,10 @@ def _root_line(err: BaseException) -> str:
     return _line(err)
 
 
+def _named(op: str, message: str) -> bool:
+    return re.search(rf"\b{re.escape(op.split('::')[1].split('.')[0])}\b", message) is not None
+
+
 def judge(report: dict, backend: str, reality: dict) -> dict:
     """Where the coverage verdicts for one backend disagree with what the backend did."""
     ops = {entry["op"]: entry for entry in report["ops"]}
@@ -151,11 +155,11 @@ def judge(report: dict, backend: str, reality: dict) -> dict:
         wrong += [f"{op}: flagged {ops[op]['backends'][backend]['status']}, but the model runs on {backend}"
                   for op in sorted(flagged)]
     else:
-        named = [op for op in flagged if op.split("::")[1].split(".")[0] in reality["error"]]
+        named = [op for op in flagged if _named(op, reality["error"])]
         if flagged and not named:
             wrong.append(f"flagged {', '.join(sorted(flagged))}, but the failure names none of them: {reality['error']}")
-    cause = "" if reality["ran"] else (
-        "op" if any(op.split("::")[1].split(".")[0] in reality["error"] for op in ops) else "not an op")
+    # a failure is an op's when it names an op coverage flagged; otherwise every op is supported and it is not an op's
+    cause = "" if reality["ran"] else ("op" if any(_named(op, reality["error"]) for op in flagged) else "not an op")
     return {"agrees": not wrong, "disagreements": wrong, "ran": reality["ran"], "failure": reality.get("error", ""),
             "failure_cause": cause}
 
@@ -232,6 +236,20 @@ def markdown(data: dict) -> str:
     return "\n".join(rows)
 
 
+def summarised(results: list[dict]) -> dict:
+    return {
+        "command": "python benchmarks/model_zoo.py",
+        "environment": environment(),
+        "summary": {
+            "models": len(results),
+            "model_op_pairs": sum(r["ops"] for r in results),
+            "op_set_agrees": sum(r["op_set"]["agrees"] for r in results),
+            "backend_agrees": sum(v["agrees"] for r in results for v in r["backends"].values()),
+        },
+        "models": results,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", metavar="KEY", help="zoo keys (default: all)")
@@ -240,7 +258,16 @@ def main() -> int:
     parser.add_argument("--rejudge", action="store_true",
                         help="reuse the backends' runs recorded in --out; rerun coverage and the op-set check only "
                              "(after the manifests changed)")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                        help="combine results written by runs over parts of the zoo (in zoo order) into --out")
     args = parser.parse_args()
+    if args.merge:
+        from opspec.examples import zoo
+        from opspec.spec import atomic
+
+        found = {m["model"]: m for path in args.merge for m in json.loads(path.read_text(encoding="utf-8"))["models"]}
+        atomic.write_text(args.out, json.dumps(summarised([found[k] for k in zoo.ZOO if k in found]), indent=1) + "\n")
+        return 0
     if args.markdown:
         print(markdown(json.loads(args.out.read_text(encoding="utf-8"))))
         return 0
@@ -260,17 +287,7 @@ def main() -> int:
         verdicts = ", ".join(f"{b} {'ok' if v['agrees'] else 'NO'}" for b, v in result["backends"].items())
         print(f"{key}: {result['ops']} ops, op set {'ok' if result['op_set']['agrees'] else 'NO'}, {verdicts} "
               f"({result['benchmark_s']}s)", flush=True)
-    data = {
-        "command": "python benchmarks/model_zoo.py",
-        "environment": environment(),
-        "summary": {
-            "models": len(results),
-            "model_op_pairs": sum(r["ops"] for r in results),
-            "op_set_agrees": sum(r["op_set"]["agrees"] for r in results),
-            "backend_agrees": sum(v["agrees"] for r in results for v in r["backends"].values()),
-        },
-        "models": results,
-    }
+    data = summarised(results)
     atomic.write_text(args.out, json.dumps(data, indent=1) + "\n")
     print(markdown(data))
     return 0

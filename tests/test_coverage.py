@@ -214,9 +214,12 @@ def test_bundled_manifests_are_measured(opset):
     for name in manifests.known_backends():
         manifest = manifests.load_manifest(manifests.manifest_path(name))
         assert manifest.measured_with.startswith("torch 2.") and "tools/measure_lowering.py" in manifest.measured_with
-        assert set(manifest.lowered) | set(manifest.fallback) == opset.core_names()
+        listed = set(manifest.lowered) | set(manifest.fallback)
+        assert listed >= opset.core_names()
+        # beyond the core set: the bookkeeping ops, and the ops real models carry (benchmarks/model_zoo.json)
+        assert set(opset.bookkeeping_by_name) <= listed
     eager = manifests.load_manifest(manifests.manifest_path("eager"))
-    assert len(eager.lowered) == len(opset.core_names()) and not eager.fallback
+    assert set(eager.lowered) >= opset.core_names() and not eager.fallback
     inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
     assert "aten::nonzero" in inductor.fallback and "aten::addmm" in inductor.lowered
 
@@ -412,3 +415,39 @@ def test_zoo_shortcut_without_its_library(capsys):
     assert code == 2 and out == ""
     assert err.strip() == ("opspec coverage: error: transformers:bert needs transformers, which is not installed "
                            "(see benchmarks/README.md for the zoo's venv)")
+
+
+def test_per_device_facts_decide_lowered(opset):
+    """cumsum: Inductor lowers it to a scan on CUDA, but its CPU code calls the ATen kernel."""
+    inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
+    assert "cpu" in inductor.devices
+    assert inductor.status("aten::cumsum", "cpu")[0] == "fallback"
+    assert "torch.ops.aten.cumsum" in inductor.status("aten::cumsum", "cpu")[1]
+    assert inductor.status("aten::cumsum", "cuda")[0] == "lowered"
+    report = coverage.classify(Counter({"aten::cumsum": 1, "aten::add.Tensor": 1}), opset, [inductor], device="cpu")
+    assert report.not_lowered("inductor") == ["aten::cumsum"]
+    assert coverage.classify(Counter({"aten::cumsum": 1}), opset, [inductor], device="cuda").exit_code == 0
+
+
+def test_assertions_have_measured_verdicts(opset):
+    """Bookkeeping ops are listed in every manifest with what the backend does with them."""
+    onnx = manifests.load_manifest(manifests.manifest_path("onnxruntime"))
+    status, note = onnx.status("aten::_assert_scalar")
+    assert status == "lowered" and "removes it before translating" in note  # must-honour, yet not checked: said
+    inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
+    assert inductor.status("aten::_assert_tensor_metadata", "cpu")[0] == "lowered"
+
+
+def test_fallback_on_names_a_measured_device(tmp_path, opset):
+    _write(tmp_path, "toy.yaml", """
+        opset: '2026.11'
+        backend: toy
+        measured_with: by hand, for a test
+        devices: [cpu]
+        lowered:
+          - op: aten::cumsum
+            fallback_on: {cuda: no scan unit on this device}
+        fallback: []
+        """)
+    [finding] = manifests.manifest_findings(tmp_path, lambda version: opset)
+    assert "fallback_on names device 'cuda', which the manifest's devices do not list" in finding.message

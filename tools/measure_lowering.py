@@ -18,8 +18,11 @@ Nothing is written by hand; each backend has one measuring rule:
   OpOverload (torchlib registers a default overload under the packet's name), or
   when the exporter decomposes it first (with torch's decomposition table) into
   ops it translates: either way ONNX Runtime runs it, and nothing can fall back
-  to PyTorch. It is listed under fallback only when it has neither: the export
-  fails when the op reaches the graph. Needs the onnx extra.
+  to PyTorch. Assertions the exporter erases before translating (its
+  ``remove_assertion_nodes`` pass, run on a one-node graph) are lowered with a
+  note: the model runs, the check is not made. An op is listed under fallback
+  only when none of this applies: the export fails when it reaches the graph.
+  Needs the onnx extra.
 
 Beyond the core ops, each manifest also covers the ops real models carry that
 the opset does not make core: the opset's bookkeeping ops (assertions, range
@@ -120,7 +123,22 @@ def onnx_decompositions() -> frozenset:
     return frozenset(torch.export.default_decompositions().keys()) | frozenset(torch._decomp.decomposition_table)
 
 
+def onnx_removes(op) -> bool:
+    """Whether the exporter's assertion-removal pass erases the op before translating (run on a one-node graph)."""
+    import torch
+    from torch.onnx._internal.exporter import _fx_passes
+
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.call_function(op, (x,))
+    graph.output(x)
+    module = _fx_passes.remove_assertion_nodes(torch.fx.GraphModule(torch.nn.Module(), graph))
+    return not any(node.op == "call_function" for node in module.graph.nodes)
+
+
 def measure_onnxruntime(op) -> Verdict:
+    if onnx_removes(op):
+        return "lowered", "the exporter removes it before translating: ONNX Runtime runs the graph without it (no check)"
     translations = onnx_registry().get_decomps(op)
     if translations and all(t.is_complex for t in translations):
         return "lowered", "torchlib translates it for complex-valued inputs only"
