@@ -182,3 +182,14 @@ def test_a_manifest_may_ask_for_no_duck_shapes(tmp_path):
     assert manifests.load_manifest(path).duck_shapes is False
     path.write_text(path.read_text().replace("compile:\n  duck_shapes: false\n", ""))
     assert manifests.load_manifest(path).duck_shapes is True
+
+
+def test_repros_rebuild_views_whose_size_one_dims_have_odd_strides():
+    """.contiguous() keeps a size-1 dim's stride, so the bytes of such a view must be copied another way."""
+    from opspec.conform import replay
+
+    view = torch.randn(3, 2).t()[1:2, 0:1]  # shape (1, 1), strides (1, 2)
+    assert replay._same_bits(view, view)
+    rebuilt = eval(replay.exact_tensor_source(view), cases.program_globals())  # noqa: S307 - source it wrote
+    assert (rebuilt.stride(), rebuilt.storage_offset()) == (view.stride(), view.storage_offset())
+    assert torch.equal(rebuilt, view)
