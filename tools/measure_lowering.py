@@ -174,8 +174,6 @@ def inductor_device_fallback(name: str, device: str, version: str) -> str | None
     import re
 
     import torch
-    from torch._inductor.utils import run_and_get_code
-
     from opspec.conform import cases
     from opspec.spec.model import CoreOp
     from opspec.testing import strategies
@@ -183,18 +181,46 @@ def inductor_device_fallback(name: str, device: str, version: str) -> str | None
     # core ops are drawn with the opset's hints; others from their schema alone
     op = load.load_opset(version).ops_by_name.get(name) or CoreOp(name, torch_ops.all_aten_schemas()[name], "", "active", "", "")
     dtype = cases.dtype_name(strategies.dtypes_under_test(name, op.testing)[0])
-    examples = cases.draw(op, dtype, device, max_examples=1, max_compiles=1, seed=0)
+    examples = cases.draw(op, dtype, device, max_examples=4, max_compiles=4, seed=0)
     if not examples:
         return None
-    example = examples[0]
+    # the largest drawn input: 0-dim and single-element ones take shortcuts no real model's tensors take
+    example = max(examples, key=lambda e: sum(t.numel() for t in e.inputs))
     torch._dynamo.reset()
     compiled = torch.compile(example.program(), backend="inductor", dynamic=False)
-    _, sources = run_and_get_code(compiled, *example.fresh_inputs())
+    sources = _wrapper_code(compiled, *example.fresh_inputs())
     short, _, overload = name.removeprefix("aten::").partition(".")
-    call = re.compile(rf"torch\.ops\.aten\.{re.escape(short)}\.{overload or 'default'}\(")
+    # the wrapper calls it as aten.X.overload(...) (aten = torch.ops.aten) or in full
+    call = re.compile(rf"\b(?:torch\.ops\.)?aten\.{re.escape(short)}\.{overload or 'default'}\(")
     if any(call.search(code) for code in sources):
         return f"Inductor's generated {device} code calls torch.ops.aten.{short}.{overload or 'default'} (the ATen kernel)"
     return None
+
+
+class _CodeWritten(Exception):
+    pass
+
+
+def _wrapper_code(fn, *args) -> list[str]:
+    """The wrapper code Inductor writes for ``fn``, read before its kernels are compiled (they need not run)."""
+    from torch._inductor.graph import GraphLowering
+
+    codes: list[str] = []
+    previous = GraphLowering.save_output_code
+
+    def save(code: str) -> None:
+        codes.append(code)
+        raise _CodeWritten
+
+    GraphLowering.save_output_code = save
+    try:
+        fn(*args)
+    except Exception:
+        if not codes:
+            raise
+    finally:
+        GraphLowering.save_output_code = previous
+    return codes
 
 
 def device_fallbacks(backend: str, names: list[str], devices: tuple[str, ...], version: str) -> dict[str, dict[str, str]]:
