@@ -1,0 +1,26 @@
+"""The site's "Real models" page renders the committed model-zoo benchmark, and says so when there is none."""
+from __future__ import annotations
+
+import json
+
+from opspec.reports.site import models_page
+
+
+def test_page_from_results_and_without(tmp_path):
+    assert "No model-zoo results" in models_page.pages(tmp_path / "missing.json")[models_page.PAGE]
+    verdict = {"agrees": True, "disagreements": [], "ran": True, "failure": "", "failure_cause": ""}
+    failing = {"agrees": True, "disagreements": [], "ran": False, "failure": "RuntimeError: Cannot view a tensor <x>",
+               "failure_cause": "not an op"}
+    data = {
+        "command": "python benchmarks/model_zoo.py", "environment": {"torch": "2.13.0"},
+        "summary": {"models": 1, "model_op_pairs": 2, "op_set_agrees": 1, "backend_agrees": 2},
+        "models": [{"model": "transformers:t5_encoder", "ops": 2, "calls": 5, "bookkeeping": ["aten::_assert_tensor_metadata"],
+                    "outside_opset": [], "flagged": {"eager": [], "onnxruntime": []}, "op_set": {"agrees": True},
+                    "backends": {"eager": verdict, "onnxruntime": failing}}],
+    }
+    path = tmp_path / "model_zoo.json"
+    path.write_text(json.dumps(data))
+    page = models_page.pages(path)[models_page.PAGE]
+    row = next(line for line in page.splitlines() if line.startswith("| transformers:t5\\_encoder"))
+    assert "`aten::_assert_tensor_metadata`" in row and "eager yes, onnxruntime yes" in row
+    assert "onnxruntime: RuntimeError: Cannot view a tensor &lt;x\\> (not an op)" in row  # escaped: text from errors
