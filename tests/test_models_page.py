@@ -22,5 +22,5 @@ def test_page_from_results_and_without(tmp_path):
     path.write_text(json.dumps(data))
     page = models_page.pages(path)[models_page.PAGE]
     row = next(line for line in page.splitlines() if line.startswith("| transformers:t5\\_encoder"))
-    assert "`aten::_assert_tensor_metadata`" in row and "eager yes, onnxruntime yes" in row
+    assert "<code>aten::&#95;assert&#95;tensor&#95;metadata</code>" in row and "eager yes, onnxruntime yes" in row
     assert "onnxruntime: RuntimeError: Cannot view a tensor &lt;x\\> (not an op)" in row  # escaped: text from errors
