@@ -154,6 +154,7 @@ def measure_onnxruntime(op) -> Verdict:
 def may_fall_back(op) -> bool:
     """A lowering that can hand the op back to ATen depending on inputs or device: worth compiling to see."""
     import inspect
+    import re
 
     from torch._inductor import lowering
 
@@ -166,7 +167,8 @@ def may_fall_back(op) -> bool:
         source = inspect.getsource(inspect.unwrap(handler))
     except (OSError, TypeError):
         return False
-    return "fallback" in source
+    # a call to one of lowering.py's fallback_<op> handlers (not the pointwise triton_fallback hook)
+    return re.search(r"(?<![\w.])fallback_\w+\(", source) is not None
 
 
 def inductor_device_fallback(name: str, device: str, version: str) -> str | None:
