@@ -47,6 +47,8 @@ REFERENCE = {
     "aot_eager_decomp_partition": "dynamo, AOT autograd and Inductor's decompositions, then PyTorch's eager kernels",
     "export": "torch.export and the opset's decompositions, then PyTorch's eager kernels: a pass says the exported "
               "program computes the op",
+    "ir-roundtrip": "the exported program as flat JSON records, each call rebuilt from its schema and run by PyTorch's "
+                    "eager kernels: a pass says the op's calls survive the round trip",
 }
 WHOLE_PROGRAM = {
     "onnxruntime": "the whole exported program runs in an ONNX Runtime session; the ONNX exporter has no PyTorch fallback",
