@@ -238,8 +238,8 @@ STEP_FUNCTIONS = {"wheel": step_wheel, "validate": step_validate, "drift": step_
 def write_table(results: dict) -> None:
     rows = ["| torch | wheel keeps torch | `opspec validate` | `opspec drift` | decomposition suite (ci profile) | inductor (`--isolate`, float32) | time |",
             "|---|---|---|---|---|---|---|"]
-    for version in sorted(results["versions"], key=lambda v: tuple(int(p) for p in v.split("."))):
-        entry = results["versions"][version]
+    for version in sorted({*VERSIONS, *results["versions"]}, key=lambda v: tuple(int(p) for p in v.split("."))):
+        entry = results["versions"].get(version, {})
 
         def cell(step: str, render) -> str:
             data = entry.get(step)
@@ -247,7 +247,7 @@ def write_table(results: dict) -> None:
                 return "not run"
             return ("✅ " if data.get("ok") else "❌ ") + render(data)
 
-        validate = cell("validate", lambda d: f"{len(d['findings'])} findings" + (f", absent: {', '.join(n.split(':')[0] for n in d['notes'])}" if d["notes"] else ""))
+        validate = cell("validate", lambda d: f"{len(d['findings'])} findings" + (f", absent: {', '.join(n.split(': ')[0].removeprefix('aten::') for n in d['notes'])}" if d["notes"] else ""))
         drift = cell("drift", lambda d: f"{len(d['drifted_rules'])} of {d['rules_traced']} rules drifted"
                      + (f", absent: {', '.join(a['op'].removeprefix('aten::') for a in d['absent'])}" if d["absent"] else "")
                      + (f", {d['stderr_lines']} stderr lines" if d["stderr_lines"] else ""))
