@@ -9,15 +9,11 @@ and only that rule reports the problem when it is checked.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Callable
 
 from opspec.bridge import torch_ops, versions
 from opspec.spec.model import DecompositionRule, Opset
-
-
-class ImplementationError(LookupError):
-    """A rule's implementation cannot be found or imported."""
+from opspec.spec.references import ImplementationError, load_callable
 
 
 def implementation(rule: DecompositionRule) -> Callable:
@@ -27,21 +23,6 @@ def implementation(rule: DecompositionRule) -> Callable:
                 return table[rule.op]
         raise ImplementationError(f"torch registers no decomposition for {rule.op}")
     return load_callable(rule.implementation)
-
-
-def load_callable(reference: str) -> Callable:
-    """Import ``pkg.module:function``; any failure becomes one ImplementationError line."""
-    module_name, sep, attribute = reference.partition(":")
-    if not sep or not module_name or not attribute:
-        raise ImplementationError(f"{reference!r} is not of the form pkg.module:function")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as err:  # the user's module may fail in any way; report it, do not crash
-        raise ImplementationError(f"cannot import {module_name}: {type(err).__name__}: {err}") from None
-    function = getattr(module, attribute, None)
-    if not callable(function):
-        raise ImplementationError(f"{module_name} has no function {attribute}")
-    return function
 
 
 def table_by_name(opset: Opset, *, include_optional: bool = False) -> dict[str, Callable]:

@@ -9,8 +9,8 @@ import functools
 import os
 import sys
 import warnings
-from dataclasses import dataclass
-from typing import Any, Callable
+from collections import Counter
+from typing import Callable
 
 
 def torch_module():
@@ -129,20 +129,6 @@ def is_functional(schema_str: str) -> bool:
     return not any(arg.alias_info is not None and arg.alias_info.is_write for arg in schema.arguments)
 
 
-@dataclass(frozen=True)
-class TorchInfo:
-    version: str
-    core: dict[str, str]
-
-
-def describe_function(fn: Callable) -> str:
-    """``module.qualname`` of a decomposition, for humans and drift reports."""
-    inner = getattr(fn, "__wrapped__", fn)
-    inner = getattr(inner, "func", inner)  # functools.partial
-    module = getattr(inner, "__module__", None) or "?"
-    return f"{module}.{getattr(inner, '__qualname__', repr(inner))}"
-
-
 def trace_ops(fn: Callable, args: tuple, kwargs: dict, table: dict, *, fake: bool = False) -> dict[str, int]:
     """Run ``fn`` under make_fx with a decomposition table; count the ops it produced.
 
@@ -153,9 +139,10 @@ def trace_ops(fn: Callable, args: tuple, kwargs: dict, table: dict, *, fake: boo
 
     mode = "fake" if fake else "real"
     graph = make_fx(lambda *a: fn(*a, **kwargs), decomposition_table=table, tracing_mode=mode)(*args).graph
-    counts: dict[str, int] = {}
-    for node in graph.nodes:
-        if node.op == "call_function" and hasattr(node.target, "_schema"):
-            name = op_name(node.target)
-            counts[name] = counts.get(name, 0) + 1
-    return counts
+    return dict(graph_ops(graph))
+
+
+def graph_ops(graph) -> Counter:
+    """The torch operators an FX graph calls, by qualified name, with how often each is called."""
+    return Counter(op_name(node.target) for node in graph.nodes
+                   if node.op == "call_function" and hasattr(node.target, "_schema"))

@@ -23,6 +23,7 @@ from typing import Any
 from opspec.bridge import torch_ops
 from opspec.checks.models import ExampleModel, ModelError, load_model  # noqa: F401 - the public entry points
 from opspec.spec.manifests import BackendManifest
+from opspec.spec.errors import one_line
 from opspec.spec.model import Opset
 
 CORE, BOOKKEEPING, OUTSIDE = "core", "bookkeeping", "outside"
@@ -84,11 +85,6 @@ class Report:
         }
 
 
-def _one_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
-
-
 def export_program(example: ExampleModel):
     """``torch.export`` of the model on its example inputs; ModelError (one line) when export refuses."""
     torch = torch_ops.torch_module()
@@ -100,7 +96,7 @@ def export_program(example: ExampleModel):
             exported = torch.export.export(example.model, example.args, example.kwargs,
                                            dynamic_shapes=example.dynamic_shapes, strict=False)
     except Exception as err:
-        raise ModelError(f"torch.export failed: {_one_line(err)}") from None
+        raise ModelError(f"torch.export failed: {one_line(err)}") from None
     sys.stderr.write(captured.getvalue())
     return exported
 
@@ -120,7 +116,7 @@ def decompose(exported, table: dict):
             warnings.simplefilter("ignore", FutureWarning)
             return exported.run_decompositions(table)
     except Exception as err:
-        raise ModelError(f"decomposing the exported graph failed: {_one_line(err)}") from None
+        raise ModelError(f"decomposing the exported graph failed: {one_line(err)}") from None
 
 
 def export_decomposed(example: ExampleModel, table: dict):

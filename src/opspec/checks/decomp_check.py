@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from opspec.bridge import decomp_table, torch_ops, versions
+from opspec.spec import references
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.testing import compare, random_check, strategies
 from opspec.testing.strategies import Call
@@ -60,7 +61,7 @@ def subject_for_candidate(opset: Opset, op: str, reference: str, hints: TestingH
     core_op = opset.ops_by_name.get(op)
     hints = hints or (rule.testing if rule else core_op.testing if core_op else TestingHints())
     is_random = bool(rule and rule.random)
-    return _subject(opset, op, decomp_table.load_callable(reference), reference, hints, None, is_random)
+    return _subject(opset, op, references.load_callable(reference), reference, hints, None, is_random)
 
 
 def _subject(opset, op, candidate, implementation, hints, targets, is_random) -> Subject:

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from opspec.bridge import decomp_table, torch_ops, versions
+from opspec.spec.errors import one_line
 from opspec.spec.model import DecompositionRule, Opset, TestingHints, version_key
 
 SAMPLES_PER_RULE = 4  # in float32 (or the rule's first dtype)
@@ -183,7 +184,7 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
         subject = decomp_check.subject_for_rule(opset, rule)
         dtypes = decomp_check.dtypes_for(subject)
     except Exception as err:  # drift reports what it could not do instead of stopping
-        result.problem = f"{type(err).__name__}: {err}".splitlines()[0]
+        result.problem = one_line(err)
         return result
     produced: set[str] = set()
     primary = next((d for d in dtypes if dtype_label(d) == "float32"), dtypes[0] if dtypes else None)
@@ -206,7 +207,7 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
                 produced |= set(torch_ops.trace_ops(subject.candidate, fresh.args, fresh.kwargs, subject.table))
                 traced += 1
             except Exception as err:
-                result.problem = f"tracing failed ({dtype_label(dtype)}): {type(err).__name__}: {err}".splitlines()[0]
+                result.problem = f"tracing failed ({dtype_label(dtype)}): {one_line(err)}"
         result.traced_samples += traced
     if not result.traced_samples and not result.problem:
         result.problem = "no drawn call was accepted by the kernel"

@@ -77,11 +77,6 @@ def isolation_problems(opset: Opset, fused_ops: tuple[FusedOp, ...]) -> list[str
 
 # ---- 2. rewrite: swap patterns in an exported graph, outputs unchanged ----
 
-def op_counts(graph_module: torch.fx.GraphModule) -> Counter:
-    return Counter(torch_ops.op_name(node.target) for node in graph_module.graph.nodes
-                   if node.op == "call_function" and hasattr(node.target, "_schema"))
-
-
 def portable_module(opset: Opset, model: torch.nn.Module, inputs: tuple) -> torch.fx.GraphModule:
     """``model`` exported and decomposed with the opset's table: the graph a backend receives."""
     program = torch.export.export(model, inputs).run_decompositions(decomp_table.decomposition_table(opset))
@@ -101,7 +96,7 @@ def fuse(graph_module: torch.fx.GraphModule, fused_ops: tuple[FusedOp, ...]) -> 
 
 
 def _pattern_ops(pattern: Callable) -> Counter:
-    return op_counts(torch.fx.symbolic_trace(pattern))
+    return torch_ops.graph_ops(torch.fx.symbolic_trace(pattern).graph)
 
 
 @dataclass
@@ -119,13 +114,13 @@ class RewriteCheck:
 
 def check_rewrite(opset: Opset, fused_ops: tuple[FusedOp, ...], model: torch.nn.Module, inputs: tuple) -> RewriteCheck:
     module = portable_module(opset, model, inputs)
-    before = op_counts(module)
+    before = torch_ops.graph_ops(module.graph)
     core = opset.core_names()
     problems = [f"portable graph holds non-core op {op}" for op in sorted(before) if op not in core]
     with torch.no_grad():
         expected = module(*inputs)
     matched = fuse(module, fused_ops)
-    after = op_counts(module)
+    after = torch_ops.graph_ops(module.graph)
 
     # fused ops exactly where patterns were: every match removes its pattern's ops and adds one fused op
     predicted = Counter(before)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from opspec.bridge import torch_ops
+from opspec.spec.errors import one_line
 
 ZOO_LIBRARIES = ("torchvision", "transformers")
 
@@ -68,11 +69,6 @@ def _by_name(model, args: tuple, kwargs: dict) -> dict[str, Any]:
     return {**dict(zip(names, args)), **kwargs}
 
 
-def _one_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
-
-
 FORMS = "pkg.module:factory, path/to/file.py:factory, torchvision:NAME or transformers:NAME"
 
 
@@ -92,7 +88,7 @@ def load_model(spec: str, zoo: Mapping[str, Any] | None = None) -> ExampleModel:
     except ModelError:
         raise
     except Exception as err:
-        raise ModelError(f"factory {spec} raised {_one_line(err)}") from None
+        raise ModelError(f"factory {spec} raised {one_line(err)}") from None
     return _checked(result, spec)
 
 
@@ -107,7 +103,7 @@ def _module_factory(module_name: str, attribute: str):
                 f"or give the file: path/to/{module_name.split('.')[-1]}.py:{attribute}")
         raise ModelError(f"cannot import {module_name}: no module named {err.name!r}{hint}") from None
     except Exception as err:  # the user's module may fail in any way
-        raise ModelError(f"cannot import {module_name}: {_one_line(err)}") from None
+        raise ModelError(f"cannot import {module_name}: {one_line(err)}") from None
     return _factory_of(module, module_name, attribute)
 
 
@@ -123,7 +119,7 @@ def _file_factory(path: Path, attribute: str):
         spec.loader.exec_module(module)
     except Exception as err:
         sys.modules.pop(name, None)
-        raise ModelError(f"cannot load {path}: {_one_line(err)}") from None
+        raise ModelError(f"cannot load {path}: {one_line(err)}") from None
     return _factory_of(module, str(path), attribute)
 
 

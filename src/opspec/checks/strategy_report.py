@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from opspec.bridge import torch_ops
+from opspec.spec.errors import one_line
 from opspec.spec.model import Opset
 from opspec.testing import strategies
 
@@ -89,13 +90,8 @@ def _check(entry: OpEntry, hints, n: int, seed: int) -> OpEntry:
                 call.run()
                 valid += 1
             except Exception as err:  # noqa: BLE001
-                first_error = first_error or f"{type(err).__name__}: {_one_line(err)}"
+                first_error = first_error or one_line(err, 160)
     return OpEntry(entry.op, entry.source, dtype_name, len(drawn), valid, first_error)
-
-
-def _one_line(err: Exception, limit: int = 160) -> str:
-    text = " ".join(str(err).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def render_table(result: StrategyReport) -> str:

@@ -10,13 +10,12 @@ Layers, each run only where the one before it left usable data:
 from __future__ import annotations
 
 import difflib
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from opspec.bridge import torch_ops, versions
-from opspec.spec import load, yamlio
+from opspec.spec import load, references, yamlio
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
     BookkeepingOp,
@@ -335,11 +334,8 @@ def _check_hint_names(name: str, schema: Any, testing: Any, entry: Any) -> list[
 
 
 def _import_problem(reference: str) -> str | None:
-    module_name, _, attribute = reference.partition(":")
     try:
-        module = importlib.import_module(module_name)
-    except Exception as err:  # an implementation module that fails to import is a finding, not a crash
-        return f"cannot import {module_name}: {type(err).__name__}: {err}"
-    if not callable(getattr(module, attribute, None)):
-        return f"{module_name} has no function {attribute}"
+        references.load_callable(reference)
+    except references.ImplementationError as err:  # an implementation that fails to import is a finding
+        return str(err)
     return None

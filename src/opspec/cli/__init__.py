@@ -11,7 +11,8 @@ import argparse
 import importlib
 import sys
 
-from opspec.spec.load import OpsetError
+from opspec.spec import workspace
+from opspec.spec.errors import OpsetError
 from opspec.spec.yamlio import DataError
 
 COMMANDS = (
@@ -31,6 +32,14 @@ COMMANDS = (
 
 class UsageError(Exception):
     """Bad arguments found after parsing (unknown op, bad path): exit 2 with one line."""
+
+
+def checkout(root: str | None) -> "workspace.Workspace":
+    """The repository a writing command works on (``--root``, else the one around the cwd)."""
+    ws = workspace.find(root)
+    if not workspace.is_checkout(ws.root):
+        raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
+    return ws
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,10 +5,10 @@ import json
 import os
 import sys
 
-from opspec.cli import UsageError
+from opspec.cli import UsageError, checkout
 from opspec.proposals import check as checking
 from opspec.reports import changelog
-from opspec.spec import load, workspace
+from opspec.spec import load
 from opspec.spec.model import VERSION_RE, version_key
 
 
@@ -22,9 +22,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    ws = workspace.find(args.root)
-    if not (ws.opset / "versions.yaml").is_file():
-        raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
+    ws = checkout(args.root)
     for version in (args.old, args.new):
         if not VERSION_RE.match(version):
             raise UsageError(f"{version!r} is not a YYYY.MM version")

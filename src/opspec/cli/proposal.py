@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from opspec.cli import UsageError
+from opspec.cli import UsageError, checkout
 from opspec.proposals import check as checking
 from opspec.proposals import edit
 from opspec.proposals.model import STATUSES, TYPES
@@ -16,8 +16,7 @@ from opspec.proposals.parse import parse_file
 from opspec.proposals.scaffold import create
 from opspec.proposals.transitions import move_problem
 from opspec.spec import atomic, workspace
-from opspec.spec.load import Finding
-from opspec.spec.yamlio import DataError, Mark
+from opspec.spec.yamlio import DataError
 
 OP_RE = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?$")
 DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
@@ -66,13 +65,6 @@ def add_parser(subparsers) -> None:
     move.set_defaults(func=run_set_status)
 
 
-def _ws(args) -> workspace.Workspace:
-    ws = workspace.find(args.root)
-    if not (ws.opset / "versions.yaml").is_file():
-        raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
-    return ws
-
-
 def _today(value: str | None) -> str:
     if value is None:
         return _dt.date.today().isoformat()
@@ -82,7 +74,7 @@ def _today(value: str | None) -> str:
 
 
 def run_new(args) -> int:
-    ws = _ws(args)
+    ws = checkout(args.root)
     if args.op and not OP_RE.match(args.op):
         raise UsageError(f"--op {args.op!r} is not a qualified op name such as aten::bucketize.Tensor")
     title = args.title.strip()
@@ -109,7 +101,7 @@ def _torch_schema(op: str) -> str | None:
 
 
 def run_check(args) -> int:
-    ws = _ws(args)
+    ws = checkout(args.root)
     for path in args.files:
         if not path.is_file():
             raise UsageError(f"{path}: no such file")
@@ -132,7 +124,7 @@ def run_check(args) -> int:
 
 
 def run_list(args) -> int:
-    ws = _ws(args)
+    ws = checkout(args.root)
     rows = []
     for parsed in checking.load_all(ws.proposals):
         p = parsed.proposal
@@ -164,7 +156,7 @@ def _find(ws: workspace.Workspace, number: int) -> Path:
 def run_measure(args) -> int:
     from opspec.proposals import measure
 
-    ws = _ws(args)
+    ws = checkout(args.root)
     if args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
     path = _find(ws, args.id)
@@ -191,7 +183,7 @@ def run_measure(args) -> int:
 
 
 def run_set_status(args) -> int:
-    ws = _ws(args)
+    ws = checkout(args.root)
     path = _find(ws, args.id)
     display = checking.display_path(path)
     parsed = parse_file(path, display)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 
-from opspec.cli import UsageError
+from opspec.cli import UsageError, checkout
 from opspec.cli.proposal import DATE_RE
 from opspec.proposals import release
-from opspec.spec import workspace
+from opspec.spec.errors import OpsetError
 
 
 def add_parser(subparsers) -> None:
@@ -22,15 +22,13 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    ws = workspace.find(args.root)
-    if not (ws.opset / "versions.yaml").is_file():
-        raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
+    ws = checkout(args.root)
     date = args.date or _dt.date.today().isoformat()
     if not DATE_RE.match(date):
         raise UsageError(f"--date {date!r} is not YYYY-MM-DD")
     try:
         plan = release.plan(ws, args.version, date, retarget=args.retarget)
-    except release.ReleaseError as err:
+    except OpsetError as err:  # the release cannot go on: data or proposals say why
         for finding in err.findings:
             print(finding, file=sys.stderr)
         return 1

@@ -4,9 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from opspec.cli import UsageError
+from opspec.cli import UsageError, checkout
 from opspec.reports.site import build as site_build
-from opspec.spec import workspace
 
 
 def add_parser(subparsers) -> None:
@@ -23,9 +22,7 @@ def add_parser(subparsers) -> None:
 
 
 def _build(args):
-    ws = workspace.find(args.root)
-    if not (ws.opset / "versions.yaml").is_file():
-        raise UsageError(f"{ws.root} is not an opspec checkout (no opset/versions.yaml)")
+    ws = checkout(args.root)
     try:
         result = site_build.build(ws, args.out)
     except site_build.BuildError as err:

@@ -26,7 +26,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     root = args.opset or resources.opset_root()
-    if not (root / "versions.yaml").is_file():
+    if not load.versions_path(root).is_file():
         print(f"{root}: not an opset folder (no versions.yaml)", file=sys.stderr)
         return 2
     started = time.perf_counter()

@@ -26,6 +26,8 @@ import torch
 
 from opspec.bridge import decomp_table, torch_ops
 from opspec.conform import evidence
+from opspec.spec import references
+from opspec.spec.errors import one_line
 
 EXPORT = "export"
 ONNXRUNTIME = "onnxruntime"
@@ -39,12 +41,6 @@ class UnknownBackend(LookupError):
 
 class CompileError(Exception):
     """The backend failed while building the program (tracing, lowering, code generation)."""
-
-
-def graph_ops(graph: torch.fx.Graph) -> set[str]:
-    """Qualified names of the aten overloads a graph calls."""
-    return {torch_ops.op_name(node.target) for node in graph.nodes
-            if node.op == "call_function" and hasattr(node.target, "_schema")}
 
 
 @dataclass
@@ -102,7 +98,7 @@ class _Recording:
         return self.backend.name
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list):
-        self.backend.handed |= graph_ops(gm.graph)
+        self.backend.handed |= set(torch_ops.graph_ops(gm.graph))
         # exceptions pass through untouched: dynamo restarts analysis on some of its own,
         # and wraps the rest in BackendCompilerFailed, which _dynamo_compile turns into CompileError
         with contextlib.ExitStack() as watching:
@@ -134,20 +130,9 @@ def _dynamo_compile(backend: Backend, fn: Callable, example_inputs: list) -> Cal
         try:
             return compiled(*inputs)
         except torch._dynamo.exc.TorchDynamoException as err:
-            raise CompileError(_dynamo_message(err)) from err
+            raise CompileError(one_line(err, cause=True)) from err
 
     return run
-
-
-def _dynamo_message(err: Exception) -> str:
-    cause: BaseException = err
-    while True:
-        inner = getattr(cause, "inner_exception", None) or cause.__cause__  # BackendCompilerFailed keeps the cause aside
-        if not isinstance(inner, Exception):
-            break
-        cause = inner
-    text = str(cause).strip().splitlines()
-    return f"{type(cause).__name__}: {text[0] if text else ''}"
 
 
 def _eager_compile(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
@@ -188,8 +173,8 @@ def _export_compile(backend: Backend, fn: Callable, example_inputs: list) -> Cal
         program = _export(fn, example_inputs).run_decompositions(backend.table)
         module = program.module()
     except Exception as err:
-        raise CompileError(root_cause_line(err)) from err
-    backend.handed |= graph_ops(program.graph)
+        raise CompileError(one_line(err, cause=True)) from err
+    backend.handed |= set(torch_ops.graph_ops(program.graph))
     return module
 
 
@@ -204,13 +189,13 @@ def _ir_compile(backend: Backend, fn: Callable, example_inputs: list) -> Callabl
     try:
         exported = _export(fn, example_inputs).run_decompositions(backend.table)
     except Exception as err:  # the front end, before any record exists: as the export backend fails
-        raise CompileError(f"torch.export: {root_cause_line(err)}") from err
-    backend.handed |= graph_ops(exported.graph)
+        raise CompileError(f"torch.export: {one_line(err, cause=True)}") from err
+    backend.handed |= set(torch_ops.graph_ops(exported.graph))
     try:
         extracted = ir.program_of(exported)
         program = ir.Program.from_json(extracted.to_json(), extracted.constants)  # only what survived JSON runs
     except Exception as err:
-        raise CompileError(f"ir: {root_cause_line(err)}") from err
+        raise CompileError(f"ir: {one_line(err, cause=True)}") from err
     _, spec = _pytree.tree_flatten(fn(*example_inputs))
 
     def run(*inputs):
@@ -234,9 +219,9 @@ def _onnx_compile(backend: Backend, fn: Callable, example_inputs: list) -> Calla
                                         dynamic_shapes=_dynamic_shapes(example_inputs), report=False)
             program.initialize_inference_session()
     except Exception as err:
-        raise CompileError(root_cause_line(err)) from err
+        raise CompileError(one_line(err, cause=True)) from err
     if program.exported_program is not None:
-        backend.handed |= graph_ops(program.exported_program.graph)
+        backend.handed |= set(torch_ops.graph_ops(program.exported_program.graph))
     _, spec = _pytree.tree_flatten(fn(*example_inputs))
 
     def run(*inputs):
@@ -244,14 +229,6 @@ def _onnx_compile(backend: Backend, fn: Callable, example_inputs: list) -> Calla
         return _pytree.tree_unflatten(list(outputs), spec)
 
     return run
-
-
-def root_cause_line(err: BaseException) -> str:
-    """The root cause's first line: exporters wrap the real error in a banner naming their step."""
-    while isinstance(err.__cause__, BaseException):
-        err = err.__cause__
-    lines = [line for line in str(err).strip().splitlines() if line.strip()]
-    return f"{type(err).__name__}: {lines[0][:500] if lines else ''}"
 
 
 # ---- resolution ----
@@ -346,6 +323,6 @@ def _manifest_duck_shapes(name: str) -> bool:
 
 def _load_callable(spec: str) -> Callable[..., Any]:
     try:
-        return decomp_table.load_callable(spec)
-    except decomp_table.ImplementationError as err:
+        return references.load_callable(spec)
+    except references.ImplementationError as err:
         raise UnknownBackend(f"backend {spec}: {err}") from None

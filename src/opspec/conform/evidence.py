@@ -36,6 +36,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
+from opspec.bridge import torch_ops
+
 EXECUTED = ("backend", "pytorch", "partial", "unknown")
 FALLBACK = ("pytorch", "partial")  # a passing case with this evidence is ``fallback``, never ``pass``
 SOURCES = ("hook", "partition", "generated-code", "reference", "whole-program", "none")
@@ -184,9 +186,7 @@ def graph_module_of(compiled: Any) -> torch.fx.GraphModule | None:
 
 def from_partitions(module: torch.fx.GraphModule, handed: torch.fx.GraphModule | None = None) -> Seen:
     """Ops in submodules ran in the backend; aten ``call_function`` nodes at the top level ran in PyTorch."""
-    from opspec.conform.backends import graph_ops
-
-    pytorch = graph_ops(module.graph)
+    pytorch = set(torch_ops.graph_ops(module.graph))
     backend: set[str] = set()
     for node in module.graph.nodes:
         if node.op != "call_module":
@@ -195,7 +195,7 @@ def from_partitions(module: torch.fx.GraphModule, handed: torch.fx.GraphModule |
         if isinstance(child, torch.fx.GraphModule):
             backend |= _all_ops(child)
         elif handed is not None:  # compiled away: whatever was handed and is not left at the top level
-            backend |= graph_ops(handed.graph) - pytorch
+            backend |= set(torch_ops.graph_ops(handed.graph)) - pytorch
     seen = Seen("partition", backend, pytorch)
     if module is handed and not backend:
         seen.note = "the backend returned the graph it was handed"
@@ -203,9 +203,7 @@ def from_partitions(module: torch.fx.GraphModule, handed: torch.fx.GraphModule |
 
 
 def _all_ops(module: torch.fx.GraphModule) -> set[str]:
-    from opspec.conform.backends import graph_ops
-
-    found = graph_ops(module.graph)
+    found = set(torch_ops.graph_ops(module.graph))
     for node in module.graph.nodes:
         if node.op == "call_module":
             child = module.get_submodule(node.target)

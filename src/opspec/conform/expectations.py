@@ -10,7 +10,6 @@ pass is stale: each case says so, and :func:`stale` sums it up per entry and dev
 from __future__ import annotations
 
 import fnmatch
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

@@ -37,10 +37,11 @@ import torch
 from opspec.bridge import decomp_table, functional_variants, torch_ops
 from opspec.bridge.functional_variants import TENSOR_OPTIONS, Variant
 from opspec.conform import cases as cases_mod
-from opspec.conform.backends import ProgramModule, root_cause_line
+from opspec.conform.backends import ProgramModule
 from opspec.conform.cases import Slot, fill
 from opspec.conform.expectations import expectations_dir
 from opspec.spec import load, yamlio
+from opspec.spec.errors import first_line, one_line
 from opspec.spec.model import Opset
 from opspec.testing import compare, strategies
 from opspec.testing.strategies import Call
@@ -207,8 +208,8 @@ def check(program: Program, opset: Opset, table: dict, tolerance=None) -> Verdic
         exported = torch.export.export(ProgramModule(program.function), tuple(program.fresh_inputs()), strict=False)
         exported = exported.run_decompositions(table)
     except Exception as err:  # noqa: BLE001 - torch.export fails in many ways; each is a finding
-        return Verdict("export-error", root_cause_line(err))
-    ops = _graph_ops(exported.graph)
+        return Verdict("export-error", one_line(err, cause=True))
+    ops = set(torch_ops.graph_ops(exported.graph))
     problem = _graph_problem(exported, ops, opset, mutation, program.n_bases)
     if problem:
         return Verdict("not-functional", problem, tuple(sorted(ops)))
@@ -220,7 +221,7 @@ def check(program: Program, opset: Opset, table: dict, tolerance=None) -> Verdic
     try:
         actual = exported.module()(*exported_inputs)
     except Exception as err:  # noqa: BLE001
-        return Verdict("run-error", root_cause_line(err), tuple(sorted(ops)))
+        return Verdict("run-error", one_line(err, cause=True), tuple(sorted(ops)))
     verdict = compare.compare(actual, expected, tolerance=tolerance)
     if not verdict.ok:
         return Verdict("fail", f"outputs: {verdict.message}", tuple(sorted(ops)))
@@ -228,11 +229,6 @@ def check(program: Program, opset: Opset, table: dict, tolerance=None) -> Verdic
     if not written.ok:
         return Verdict("fail", f"mutated inputs: {written.message}", tuple(sorted(ops)))
     return Verdict("pass", "", tuple(sorted(ops)))
-
-
-def _graph_ops(graph: torch.fx.Graph) -> set[str]:
-    return {torch_ops.op_name(node.target) for node in graph.nodes
-            if node.op == "call_function" and hasattr(node.target, "_schema")}
 
 
 def _graph_problem(exported, ops: set[str], opset: Opset, mutation: Mutation, n_bases: int) -> str:
@@ -391,7 +387,7 @@ def run_variant(variant: functional_variants.Variant, opset: Opset, table: dict,
             calls = [e.call for e in cases_mod.draw(op, dtype, device, max_examples=CALLS, max_compiles=CALLS,
                                                     seed=case.seed(seed))]
         except Exception as err:  # noqa: BLE001 - a strategy that cannot draw leaves the variant unchecked
-            calls, draw_error = [], root_cause_line(err)
+            calls, draw_error = [], one_line(err, cause=True)
         else:
             draw_error = ""
         direct = Mutation(variant, "input", "direct")
@@ -427,10 +423,6 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, int]:
     counts = Counter(r["status"] for r in records)
     return {**{status: counts[status] for status in STATUSES}, "programs": len(records),
             "variants": len({r["variant"] for r in records}), "ops": len({r["functional"] for r in records})}
-
-
-def program_key(record: dict[str, Any]) -> tuple[str, str, str, str]:
-    return record["variant"], record["target"], record["view"], record["device"]
 
 
 def section(opset: Opset, variants: list[functional_variants.Variant], findings: Findings, *, device: str,
@@ -476,14 +468,10 @@ def summary_lines(section: dict[str, Any]) -> list[str]:
     bad = [r for r in section["results"] if r["status"] not in CLEAN]
     for r in bad[:20]:
         lines.append(f"  {r['variant'].removeprefix('aten::')}/{r['target']}/{r['view']}: {r['status']}: "
-                     f"{_first_line(r.get('note') or r['message'])}")
+                     f"{first_line(r.get('note') or r['message'], 160)}")
     if len(bad) > 20:
         lines.append(f"  ... and {len(bad) - 20} more in the report")
     return lines
-
-
-def _first_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0][:160]
 
 
 def clean(section: dict[str, Any]) -> bool:

@@ -17,6 +17,7 @@ import torch
 from opspec.conform import backends, cases, evidence, properties
 from opspec.conform.backends import CompileError
 from opspec.spec import load
+from opspec.spec.errors import one_line
 from opspec.testing import compare, strategies
 from opspec.testing.strategies import Call
 from opspec.testing.strategies.call import tensor_source
@@ -34,7 +35,7 @@ def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Ca
         except CompileError as err:
             return {"status": "compile-error", "message": str(err)}
         except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
-            return {"status": "compile-error", "message": f"{type(err).__name__}: {_line(err)}"}
+            return {"status": "compile-error", "message": one_line(err)}
     torch.manual_seed(seed)
     reference = program()(*inputs())
     torch.manual_seed(seed)
@@ -43,7 +44,7 @@ def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Ca
     except CompileError as err:
         return {"status": "compile-error", "message": str(err)}
     except Exception as err:  # noqa: BLE001
-        return {"status": "run-error", "message": f"{type(err).__name__}: {_line(err)}"}
+        return {"status": "run-error", "message": one_line(err)}
     if checker is not None:
         verdict = checker(candidate, reference)
     else:
@@ -86,11 +87,6 @@ def metrics(verdicts: list[compare.Comparison]) -> dict[str, Any]:
     tolerance = next((v.tolerance for v in verdicts if v.tolerance is not None), None)
     return {"max_abs_error": worst("max_abs_error"), "max_rel_error": worst("max_rel_error"),
             "kernel_error": worst("kernel_error"), "tolerance": list(tolerance) if tolerance else None}
-
-
-def _line(err: BaseException) -> str:
-    lines = [line for line in str(err).strip().splitlines() if line.strip()]
-    return lines[0][:500] if lines else ""
 
 
 # ---- the repro file ----

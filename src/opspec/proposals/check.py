@@ -25,7 +25,7 @@ from opspec.proposals.opsetview import OpsetView, base_version, read_index, read
 from opspec.proposals.parse import ParsedFile, parse_file
 from opspec.proposals import readiness
 from opspec.proposals.transitions import move_problem
-from opspec.spec.load import Finding
+from opspec.spec.errors import Finding, one_line
 from opspec.spec.model import version_key
 from opspec.spec.yamlio import DataError, Mark, mark_of
 
@@ -386,8 +386,7 @@ def _decomposition_check(rule: dict, mark: Mark, prefix: str, notes: list[str], 
             notes.append(f"proposal {p.label}: decomposition check skipped ({DECOMP_CHECK} has no entry point it knows)")
             return []
     except Exception as err:  # a candidate may fail in any way; that is a finding, not a crash
-        detail = str(err).splitlines()[0] if str(err) else ""
-        return [Finding(mark, prefix + f"decomposition check failed: {type(err).__name__}: {detail}")]
+        return [Finding(mark, prefix + f"decomposition check failed: {one_line(err)}")]
     return [Finding(mark, prefix + f"decomposition check: {problem}") for problem in _problems(outcome)]
 
 
@@ -443,15 +442,15 @@ def git_list(base: str, directory: Path) -> list[str]:
 
 def _index_at(base: str, opset_root: Path) -> dict[str, str]:
     """versions.yaml's version -> status as it was at ``base`` (empty when it did not exist)."""
+    from opspec.spec import load
     from opspec.spec.yamlio import load_text
 
-    text = git_show(base, opset_root / "versions.yaml")
+    text = git_show(base, load.versions_path(opset_root))
     try:
-        data = load_text(text, f"{base}:versions.yaml") if text else None
+        data = load_text(text, f"{base}:{load.INDEX}") if text else None
     except DataError:
         return {}
-    entries = data.get("versions") if isinstance(data, dict) else None
-    return {e["version"]: str(e.get("status")) for e in entries or () if isinstance(e, dict) and "version" in e}
+    return load.index_statuses(data)
 
 
 def transition_findings(

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from opspec.spec import load
 from opspec.spec.model import version_key
 from opspec.spec.yamlio import DataError, load_file
 
@@ -28,12 +29,10 @@ class OpsetView:
 
 def read_index(opset_root: Path) -> dict[str, str]:
     """version -> status ('draft' | 'released'); raises DataError when unreadable."""
-    data = load_file(opset_root / "versions.yaml")
-    found = {}
-    for entry in (data or {}).get("versions") or ():
-        if isinstance(entry, dict) and isinstance(entry.get("version"), str):
-            found[entry["version"]] = str(entry.get("status"))
-    return dict(sorted(found.items(), key=lambda item: version_key(item[0])))
+    index = load.read_index(opset_root)
+    if index.data is None:
+        raise DataError(index.findings[0].mark, index.findings[0].message)
+    return load.index_statuses(index.data)
 
 
 def read_view(opset_root: Path, version: str) -> OpsetView:

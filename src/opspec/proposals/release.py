@@ -19,7 +19,7 @@ from opspec.proposals import check as checking
 from opspec.proposals import edit
 from opspec.proposals.model import Proposal
 from opspec.spec import load, yamlio
-from opspec.spec.load import Finding, OpsetError
+from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.model import VERSION_RE, version_key
 from opspec.spec.workspace import Workspace
 from opspec.spec.yamlio import Mark
@@ -31,12 +31,6 @@ RULE_KEYS = ("op", "kind", "targets", "formula", "rationale", "implementation", 
 
 
 OPEN_UNDECIDED = ("draft", "review", "deferred")
-
-
-class ReleaseError(Exception):
-    def __init__(self, findings: list[Finding]):
-        super().__init__("\n".join(map(str, findings)))
-        self.findings = findings
 
 
 @dataclass
@@ -88,7 +82,7 @@ def _add_id(entry: dict, number: int, canonical: tuple[str, ...]) -> dict:
 
 
 def order_proposals(selected: list[Proposal], implemented: set[int]) -> list[Proposal]:
-    """`requires` order, ties by id. Raises ReleaseError on a cycle or an unmet requirement."""
+    """`requires` order, ties by id. Raises OpsetError on a cycle or an unmet requirement."""
     by_id = {p.id: p for p in selected}
     findings = []
     for p in selected:
@@ -97,7 +91,7 @@ def order_proposals(selected: list[Proposal], implemented: set[int]) -> list[Pro
                 findings.append(Finding(Mark(checking.display_path(p.path), 1, 1),
                                         f"requires proposal {need}, which is neither implemented nor accepted for this release"))
     if findings:
-        raise ReleaseError(findings)
+        raise OpsetError(findings)
     waiting = {p.id: {r for r in p.requires if r in by_id} for p in selected}
     ready = [pid for pid, needs in waiting.items() if not needs]
     heapq.heapify(ready)
@@ -112,7 +106,7 @@ def order_proposals(selected: list[Proposal], implemented: set[int]) -> list[Pro
                     heapq.heappush(ready, other)
     if len(ordered) != len(selected):
         stuck = sorted(set(by_id) - {p.id for p in ordered})
-        raise ReleaseError([Finding(Mark(checking.display_path(by_id[stuck[0]].path), 1, 1),
+        raise OpsetError([Finding(Mark(checking.display_path(by_id[stuck[0]].path), 1, 1),
                                     f"proposals {', '.join(map(str, stuck))} require each other in a cycle")])
     return ordered
 
@@ -228,7 +222,7 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
     index_path = load.versions_path(ws.opset)
     where = Mark(checking.display_path(index_path), 1, 1)
     if not VERSION_RE.match(version):
-        raise ReleaseError([Finding(where, f"{version!r} is not a YYYY.MM version")])
+        raise OpsetError([Finding(where, f"{version!r} is not a YYYY.MM version")])
     index = load.read_index(ws.opset)
     if index.findings:
         raise OpsetError(index.findings)
@@ -238,16 +232,16 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
     parsed = checking.load_all(ws.proposals)
     broken = [f for p in parsed for f in p.findings]
     if broken:
-        raise ReleaseError(broken)
+        raise OpsetError(broken)
     proposals = [p.proposal for p in parsed if p.proposal is not None]
     selected = [p for p in proposals if p.status == "accepted" and p.target_version == version]
     still_open = [p for p in proposals if p.status in OPEN_UNDECIDED and p.target_version == version]
     if retarget is not None and (not VERSION_RE.match(retarget) or version_key(retarget) <= version_key(version)):
-        raise ReleaseError([Finding(where, f"--retarget {retarget!r} must be a YYYY.MM version after {version}")])
+        raise OpsetError([Finding(where, f"--retarget {retarget!r} must be a YYYY.MM version after {version}")])
 
     if version in entries and entries[version].get("status") == "released":
         if selected:
-            raise ReleaseError([Finding(Mark(checking.display_path(p.path), 1, 1),
+            raise OpsetError([Finding(Mark(checking.display_path(p.path), 1, 1),
                                         f"accepted for {version}, which is already released and immutable") for p in selected])
         return None
     if version in entries:
@@ -255,16 +249,16 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
     else:
         newest = ordered_versions[-1]
         if version_key(version) <= version_key(newest):
-            raise ReleaseError([Finding(where, f"{version} is older than the newest version {newest}")])
+            raise OpsetError([Finding(where, f"{version} is older than the newest version {newest}")])
         drafts = [v for v in ordered_versions if entries[v].get("status") != "released"]
         if drafts:
-            raise ReleaseError([Finding(where, f"release the draft version {drafts[0]} before {version}")])
+            raise OpsetError([Finding(where, f"release the draft version {drafts[0]} before {version}")])
         if (ws.opset / version).exists():
-            raise ReleaseError([Finding(where, f"{ws.opset / version} exists but {version} is not in versions.yaml")])
+            raise OpsetError([Finding(where, f"{ws.opset / version} exists but {version} is not in versions.yaml")])
         base, new_folder = newest, True
 
     if still_open and retarget is None:
-        raise ReleaseError([
+        raise OpsetError([
             Finding(Mark(checking.display_path(p.path), 1, 1),
                     f"proposal {p.label} is still {p.status} for {version}: decide it first, or release with --retarget NEXT")
             for p in still_open
@@ -276,7 +270,7 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
     if selected:
         result = checking.check(ws.proposals, ws.opset, files=[p.path for p in selected], check_changes=False)
         if result.findings:
-            raise ReleaseError(result.findings)
+            raise OpsetError(result.findings)
     implemented = {p.id for p in proposals if p.status in ("implemented", "superseded")}
     ordered = order_proposals(selected, implemented)
 
@@ -293,7 +287,7 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
                 findings.append(Finding(mark, f"changes/{position}: cannot apply: {err}"))
         result.applied.append((p, done))
     if findings:
-        raise ReleaseError(findings)
+        raise OpsetError(findings)
 
     folder = ws.opset / version
     texts = {}
@@ -308,7 +302,7 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         data = yamlio.load_text(text, str(folder / name))
         problems = load.schema_findings(data, schema, str(folder / name))
         if problems:
-            raise ReleaseError(problems)
+            raise OpsetError(problems)
         result.writes[folder / name] = text
 
     bookkeeping = load.read_bookkeeping(ws.opset, base)
@@ -367,7 +361,7 @@ def commit(plan: Plan) -> None:
             shutil.rmtree(ws_folder(plan), ignore_errors=True)
         raise
     # The index goes last: until it says "released", the version is not.
-    staged.sort(key=lambda pair: pair[1].name == "versions.yaml")
+    staged.sort(key=lambda pair: pair[1].name == load.INDEX)
     previous: list[tuple[Path, bytes | None]] = []
     try:
         for tmp, target in staged:

@@ -97,10 +97,6 @@ def to_json(log: Changelog) -> dict:
     return {"from": log.old, "to": log.new, "changes": [asdict(c) | {"proposals": list(c.proposals)} for c in log.changes]}
 
 
-def default_link(number: int) -> str:
-    return f"#{number:04d}"
-
-
 def to_markdown(
     log: Changelog,
     link: Callable[[int], str | None] = lambda n: None,

@@ -17,31 +17,16 @@ import jsonschema
 from referencing import Registry, Resource
 
 from opspec.spec import resources, yamlio
+from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.model import BookkeepingOp, CoreOp, DecompositionRule, OpDescription, Opset, VersionInfo, torch_specifier, version_key
 from opspec.spec.yamlio import DataError, Mark
 
+INDEX = "versions.yaml"
 VERSION_FILES = ("core_ops.yaml", "decompositions.yaml")
 # Optional per version: the policy for assertion and bookkeeping ops. Sealed into a
 # released version's digest only when present, so versions without it keep theirs.
 BOOKKEEPING_FILE = "bookkeeping_ops.yaml"
 BOOKKEEPING_SCHEMA = "bookkeeping_ops.schema.json"
-
-
-@dataclass(frozen=True)
-class Finding:
-    mark: Mark
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.mark}: {self.message}"
-
-
-class OpsetError(Exception):
-    """The data cannot be loaded; ``findings`` says every place why."""
-
-    def __init__(self, findings: list[Finding]):
-        super().__init__("\n".join(map(str, findings)))
-        self.findings = findings
 
 
 @dataclass
@@ -91,8 +76,6 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
         return f"{prefix}unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}"
-    if error.validator == "required":
-        return f"{prefix}{error.message}"
     if error.validator == "enum":
         return f"{prefix}{error.instance!r} is not one of {', '.join(map(repr, error.validator_value))}"
     return f"{prefix}{error.message}"
@@ -105,7 +88,7 @@ def read(path: Path, schema_name: str) -> LoadedFile:
     except DataError as err:
         return LoadedFile(path, None, [Finding(err.mark, err.message)])
     findings = schema_findings(data, schema_name, str(path))
-    return LoadedFile(path, data if not findings else data, findings)
+    return LoadedFile(path, data, findings)
 
 
 def read_checked(path: Path, schema_name: str, kind: str) -> Any:
@@ -119,11 +102,26 @@ def read_checked(path: Path, schema_name: str, kind: str) -> Any:
 
 
 def versions_path(root: Path) -> Path:
-    return root / "versions.yaml"
+    return root / INDEX
 
 
 def read_index(root: Path) -> LoadedFile:
+    """``versions.yaml``, parsed and schema-checked: the one reader of the version index."""
     return read(versions_path(root), "versions.schema.json")
+
+
+def index_statuses(data: Any) -> dict[str, str]:
+    """version -> status ('draft' | 'released') from the index's data, oldest first.
+
+    Lenient: entries without a version are skipped, so proposal checks still work
+    while the index has schema findings of its own (those are ``opspec validate``'s).
+    """
+    found = {}
+    entries = data.get("versions") if isinstance(data, dict) else None
+    for entry in entries if isinstance(entries, list) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("version"), str):
+            found[entry["version"]] = str(entry.get("status"))
+    return dict(sorted(found.items(), key=lambda item: version_key(item[0])))
 
 
 def read_version(root: Path, version: str) -> tuple[LoadedFile, LoadedFile]:

@@ -7,7 +7,6 @@ The lists are measured from the backend, not written by hand: see
 from __future__ import annotations
 
 import difflib
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping

@@ -1,7 +1,8 @@
 """The opset as frozen dataclasses: what an op, a rule and a version are.
 
-Pure data: no torch, no I/O. ``from_dict``/``to_dict`` round-trip the YAML
-entries with their key order, so tools that rewrite a file keep it diff-friendly.
+Pure data: no torch, no I/O. ``from_dict`` reads one YAML entry; each op and
+rule keeps that entry as ``raw``, key order included, so what is shown or
+rewritten reads like the file.
 """
 from __future__ import annotations
 

@@ -36,12 +36,17 @@ class Workspace:
         return self.root / "benchmarks" / "results" / "version_matrix.json"
 
 
+def is_checkout(root: Path) -> bool:
+    """A repository of opspec data: it has an opset index."""
+    return (root / "opset" / "versions.yaml").is_file()
+
+
 def find(root: str | Path | None = None) -> Workspace:
     """The workspace at ``root``, else the nearest enclosing checkout of the cwd, else this source tree."""
     if root is not None:
         return Workspace(Path(root).resolve())
     here = Path.cwd().resolve()
     for candidate in (here, *here.parents):
-        if (candidate / "opset" / "versions.yaml").is_file():
+        if is_checkout(candidate):
             return Workspace(candidate)
     return Workspace(resources.opset_root().resolve().parent)

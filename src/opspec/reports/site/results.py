@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from opspec.spec.errors import first_line
+
 LIST_KEYS = ("results", "cases", "tests", "records")
 OP_KEYS = ("op", "operator", "name")
 STATUS_KEYS = ("status", "outcome", "result")
@@ -133,7 +135,7 @@ def _functionalization(section: Any) -> Functionalization | None:
         finding = item.get("finding") if isinstance(item.get("finding"), dict) else {}
         why = _text(finding, ("reason",)) or _text(item, ("message",))
         program = f"{_text(item, ('variant',), '?')} {_text(item, ('target',))}/{_text(item, ('view',))}"
-        key = (_text(item, ("status",), "unknown"), why.splitlines()[0] if why else "")
+        key = (_text(item, ("status",), "unknown"), first_line(why))
         groups.setdefault(key, []).append(program)
     return Functionalization(summary, [(status, why, programs) for (status, why), programs in groups.items()])
 

@@ -88,7 +88,6 @@ class Repro:
     def __init__(self, call: Call):
         self.call = call
         self.lines: list[str] = []
-        self.devices: set[str] = set()
 
     def source(self) -> str:
         args = [self.expression(v, f"arg{i}") for i, v in enumerate(self.call.args)]

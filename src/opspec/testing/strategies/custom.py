@@ -424,7 +424,7 @@ def _convolution(d: Drawer) -> dict:
         "weight": d.tensor("weight", weight_shape),
         "stride": w["stride"], "padding": padding, "dilation": w["dilation"], "transposed": transposed,
         "output_padding": output_padding, "groups": groups,
-        "out_channels": out_channels if not transposed else out_channels,
+        "out_channels": out_channels,
     }
 
 
@@ -531,7 +531,7 @@ def native_layer_norm(d: Drawer) -> dict:
 @strategy("native_layer_norm_backward")
 def native_layer_norm_backward(d: Drawer) -> dict:
     chosen = _layer_norm(d)
-    x, axis = chosen["input"], chosen["input"].dim() - len(chosen["normalized_shape"])
+    x = chosen["input"]
     # mean and rstd as the forward pass computes them (see native_group_norm_backward)
     _, mean, rstd = torch.ops.aten.native_layer_norm.default(x, chosen["normalized_shape"], None, None, 1e-5)
     chosen.update(grad_out=d.tensor("grad_out", tuple(x.shape)), mean=mean, rstd=rstd,

@@ -24,10 +24,6 @@ COMPLEX_PART_DOMAIN = Interval(-1e6, 1e6, True, True)
 GAP_FILL = 7  # what the skipped elements of a strided view hold; never read by a correct kernel
 
 
-def is_floating(dtype: torch.dtype) -> bool:
-    return dtype.is_floating_point or dtype.is_complex
-
-
 def integer_bounds(dtype: torch.dtype, domain: Interval | None) -> tuple[int, int]:
     """The integers of ``dtype`` that lie in ``domain``."""
     info = torch.iinfo(dtype)
