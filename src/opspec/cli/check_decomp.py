@@ -5,8 +5,6 @@ import os
 import sys
 import time
 
-from opspec.bridge import decomp_table, torch_ops, versions
-from opspec.checks import decomp_check
 from opspec.cli import UsageError
 from opspec.reports.browse import normalize_name
 from opspec.spec import load
@@ -33,6 +31,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from opspec.bridge import torch_ops, versions
+    from opspec.checks import decomp_check
+
     if args.all == bool(args.op):
         raise UsageError("give exactly one of OP or --all")
     if args.all and args.impl:
@@ -89,7 +90,10 @@ def _dtypes(names: list[str] | None) -> list[str] | None:
     return names
 
 
-def _subject(opset, op: str, impl: str | None) -> decomp_check.Subject:
+def _subject(opset, op: str, impl: str | None):
+    from opspec.bridge import decomp_table, torch_ops
+    from opspec.checks import decomp_check
+
     live = torch_ops.all_aten_schemas()
     if op not in live:
         import difflib

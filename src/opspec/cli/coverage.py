@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import json
 
-from opspec.bridge import decomp_table
-from opspec.checks import coverage, models
+from opspec.checks import models
 from opspec.cli import UsageError
-from opspec.examples import zoo
 from opspec.reports import browse
 from opspec.spec import load, manifests
 
@@ -66,6 +64,10 @@ def load_manifests(names: list[str], opset_version: str) -> list[manifests.Backe
 
 
 def run(args) -> int:
+    from opspec.bridge import decomp_table
+    from opspec.checks import coverage
+    from opspec.examples import zoo  # torch
+
     names = backend_names(args.backend)
     opset = load.load_opset(args.opset_version)
     chosen = load_manifests(names, opset.version)

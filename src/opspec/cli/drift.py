@@ -5,7 +5,6 @@ import json
 import sys
 from pathlib import Path
 
-from opspec.checks import drift
 from opspec.spec import load
 
 
@@ -33,6 +32,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from opspec.checks import drift
+
     opset = load.load_opset(args.opset_version)
     progress = Progress(sys.stderr)
     report = drift.compute(opset, closure=args.closure, progress=progress)

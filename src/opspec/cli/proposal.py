@@ -13,7 +13,6 @@ from opspec.proposals import edit
 from opspec.proposals.model import STATUSES, TYPES
 from opspec.proposals.opsetview import read_index
 from opspec.proposals.parse import parse_file
-from opspec.proposals.scaffold import create
 from opspec.proposals.transitions import move_problem
 from opspec.spec import atomic, workspace
 from opspec.spec.yamlio import DataError
@@ -85,6 +84,8 @@ def run_new(args) -> int:
     known = {}
     if args.type in ("add-op", "schema-change") and args.op:
         known["schema"] = _torch_schema(args.op)
+    from opspec.proposals.scaffold import create  # jinja2: only this action needs it
+
     path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author, **known)
     print(checking.display_path(path))
     return 0

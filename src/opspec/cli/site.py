@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 from opspec.cli import UsageError, checkout
-from opspec.reports.site import build as site_build
 
 
 def add_parser(subparsers) -> None:
@@ -22,6 +21,8 @@ def add_parser(subparsers) -> None:
 
 
 def _build(args):
+    from opspec.reports.site import build as site_build
+
     ws = checkout(args.root)
     try:
         result = site_build.build(ws, args.out)
@@ -42,6 +43,8 @@ def run_serve(args) -> int:
     result = _build(args)
     if not result:
         return 1
+    from opspec.reports.site import build as site_build
+
     try:
         httpd = site_build.server(result.out, args.port, quiet=False)
     except OSError as err:

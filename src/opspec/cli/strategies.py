@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-from opspec.checks import strategy_report
 from opspec.cli import UsageError
 from opspec.reports.browse import normalize_name
 from opspec.spec import load
@@ -27,6 +26,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from opspec.checks import strategy_report
+
     if not args.report:
         raise UsageError("nothing to do: pass --report")
     if args.check < 0:

@@ -5,7 +5,6 @@ import sys
 import time
 from pathlib import Path
 
-from opspec.checks.validate import validate
 from opspec.spec import load, manifests, resources
 
 
@@ -25,6 +24,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from opspec.checks.validate import validate
+
     root = args.opset or resources.opset_root()
     if not load.versions_path(root).is_file():
         print(f"{root}: not an opset folder (no versions.yaml)", file=sys.stderr)

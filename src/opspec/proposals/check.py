@@ -6,14 +6,13 @@ set of proposals (ids, references), the opset and the installed torch (what
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
+from opspec.proposals.changes import STAMPED, Draft, apply_proposal
 from opspec.proposals.model import (
     ACTIONS_BY_TYPE,
     FILENAME_RE,
@@ -25,11 +24,10 @@ from opspec.proposals.opsetview import OpsetView, base_version, read_index, read
 from opspec.proposals.parse import ParsedFile, parse_file
 from opspec.proposals import readiness
 from opspec.proposals.transitions import move_problem
-from opspec.spec.errors import Finding, one_line
+from opspec.spec.errors import Finding, OpsetError, one_line
 from opspec.spec.model import version_key
 from opspec.spec.yamlio import DataError, Mark, mark_of
 
-DECOMP_CHECK = "opspec.checks.decomp_check"
 CHECK_EXAMPLES = 25  # per dtype: enough to catch a wrong candidate, quick enough for every CI run
 
 
@@ -108,7 +106,7 @@ def check(
         result.findings.append(Finding(err.mark, err.message))
         index = {}
     views: dict[str, OpsetView] = {}
-    torch_schemas = _torch_schemas(selected) if use_torch and check_changes else None
+    torch_schemas = _torch_schemas(selected, result.notes) if use_torch and check_changes else None
     if check_changes and not use_torch:
         result.notes.append("changes were not checked against torch (--no-torch)")
     for parsed in selected:
@@ -224,13 +222,20 @@ def _cross_field(parsed: ParsedFile, p: Proposal, known: dict[int, list[ParsedFi
     return findings
 
 
-def _torch_schemas(selected: list[ParsedFile]) -> dict[str, str] | None:
-    """Every aten schema of the installed torch, loaded only when some proposal edits data."""
+def _torch_schemas(selected: list[ParsedFile], notes: list[str]) -> dict[str, str] | None:
+    """Every aten schema of the installed torch, loaded only when some proposal edits data.
+
+    None, with a note, when torch cannot be imported here: then nothing is checked against it.
+    """
     if not any(p.proposal and p.proposal.changes for p in selected):
         return {}
     from opspec.bridge import torch_ops
 
-    return torch_ops.all_aten_schemas()
+    try:
+        return torch_ops.all_aten_schemas()
+    except ImportError as err:
+        notes.append(f"changes were not checked against torch (cannot import it: {one_line(err)})")
+        return None
 
 
 def _view(views: dict[str, OpsetView], opset_root: Path, version: str) -> OpsetView:
@@ -261,82 +266,29 @@ def _change_findings(
     view = _view(views, opset_root, version)
     if view.problem:
         return [Finding(parsed.mark("changes"), f"cannot check changes against opset {version}: {view.problem}")]
-    findings: list[Finding] = []
-    added = {c["op"] for c in p.changes if c["action"] == "add-op"}
-    unruled = {c["op"] for c in p.changes if c["action"] == "remove-rule"}
-    removed = {c["op"] for c in p.changes if c["action"] == "remove-op"}
-    seen: set[tuple[str, str]] = set()
-    for position, change in enumerate(p.changes):
-        action = change["action"]
-        node = changes[position]
+
+    def at(position: int, key: str) -> Mark:
         here = mark_of(changes, position, parsed.mark("changes"))
-        prefix = f"changes/{position}: "
+        node = changes[position]
+        if key in ("targets", "implementation", *STAMPED):
+            return mark_of(node.get("rule"), key, here)
+        return mark_of(node, key, here)
 
-        def report(message: str, key: str = "op") -> None:
-            findings.append(Finding(mark_of(node, key, here), prefix + message))
-
-        name = change.get("op") or change.get("rule", {}).get("op")
-        family = "rule" if action.endswith("-rule") else "op"
-        if (family, name) in seen:
-            report(f"{name} is changed twice in one proposal", "op" if "op" in change else "rule")
+    # Applied in order to a copy of the version, as the release will apply them.
+    draft = Draft(version, {name: dict(entry) for name, entry in view.ops.items()}, dict(view.rules))
+    _, problems = apply_proposal(draft, p.id, p.changes, torch_schemas)
+    findings = [Finding(at(problem.position, problem.key), f"changes/{problem.position}: {problem.message}")
+                for problem in problems]
+    for position, change in enumerate(p.changes):
+        if not change["action"].endswith("-rule") or "rule" not in change:
             continue
-        seen.add((family, name))
-        if action == "add-op":
-            if view.is_core(name):
-                report(f"{name} is already core in {version}")
-            elif torch_schemas is not None and torch_schemas and name not in torch_schemas:
-                report(f"torch has no operator {name}")
-            elif torch_schemas and "schema" in change and change["schema"] != torch_schemas[name]:
-                report(f"schema does not match torch: torch has {torch_schemas[name]}", "schema")
-            rule = view.rules.get(name)
-            if rule and rule.get("kind") == "default" and name not in unruled:
-                report(f"{name} is decomposed by a default rule in {version}; add a remove-rule change for it")
-        elif action == "deprecate-op":
-            if not view.is_core(name):
-                report(f"{name} is not a core op in {version}")
-            elif view.ops[name].get("status") != "active":
-                report(f"{name} is already {view.ops[name].get('status')} in {version}")
-            replacement = change.get("replacement")
-            if replacement and (not (view.is_core(replacement) or replacement in added) or replacement in removed):
-                report(f"replacement {replacement} is not core in {version}", "replacement")
-        elif action == "remove-op":
-            entry = view.ops.get(name)
-            if not entry or entry.get("status") == "removed":
-                report(f"{name} is not a core op in {version}")
-            elif entry.get("status") != "deprecated":
-                report(f"{name} must be deprecated in an earlier version before it is removed")
-        elif action == "change-schema":
-            entry = view.ops.get(name)
-            if not view.is_core(name):
-                report(f"{name} is not a core op in {version}")
-            elif entry.get("schema") == change["schema"]:
-                report(f"schema of {name} is unchanged", "schema")
-            if torch_schemas and change["schema"] != torch_schemas.get(name):
-                actual = torch_schemas.get(name, "no such operator")
-                report(f"schema does not match the installed torch ({actual})", "schema")
-        elif action in ("add-rule", "change-rule"):
-            rule = change["rule"]
-            rule_node = node.get("rule")
-            if action == "add-rule" and name in view.rules:
-                report(f"{name} already has a rule in {version}; use change-rule", "rule")
-            if action == "change-rule" and name not in view.rules:
-                report(f"{name} has no rule in {version} to change", "rule")
-            if rule.get("kind") == "default" and (view.is_core(name) or name in added):
-                report(f"{name} is core in {version}; a default rule would decompose it away (use kind: optional)", "rule")
-            if torch_schemas and name not in torch_schemas:
-                report(f"torch has no operator {name}", "rule")
-            for key in ("since", "proposals"):
-                if key in rule:
-                    findings.append(Finding(mark_of(rule_node, key, here), prefix + f"rule/{key} is stamped by the release; leave it out"))
-            for target in rule.get("targets", ()):
-                if not (view.is_core(target) or target in added) or target in removed:
-                    findings.append(Finding(mark_of(rule_node, "targets", here), prefix + f"target {target} is not core in {version}"))
-            if p.type == "decompose-op":
-                findings += _decomposition_check(rule, mark_of(rule_node, "implementation", here), prefix, notes, p,
-                                                 opset_root, version)
-        elif action == "remove-rule":
-            if name not in view.rules:
-                report(f"{name} has no rule in {version}")
+        prefix = f"changes/{position}: "
+        for key in STAMPED:
+            if key in change["rule"]:
+                findings.append(Finding(at(position, key), prefix + f"rule/{key} is stamped by the release; leave it out"))
+        if p.type == "decompose-op" and torch_schemas is not None:
+            findings += _decomposition_check(change["rule"], at(position, "implementation"), prefix, notes, p,
+                                             opset_root, version)
     return findings
 
 
@@ -361,53 +313,29 @@ def _implemented_findings(parsed: ParsedFile, p: Proposal, view: OpsetView) -> l
 
 def _decomposition_check(rule: dict, mark: Mark, prefix: str, notes: list[str], p: Proposal,
                          opset_root: Path, version: str) -> list[Finding]:
-    """Run the candidate through the decomposition checker when this installation has one."""
-    if importlib.util.find_spec(DECOMP_CHECK) is None:
-        notes.append(f"proposal {p.label}: decomposition check skipped ({DECOMP_CHECK} is not available)")
+    """Run the candidate through the decomposition checker (which needs torch)."""
+    try:
+        from opspec.checks import decomp_check
+    except ImportError as err:
+        notes.append(f"proposal {p.label}: decomposition check skipped (the checker cannot be imported: {one_line(err)})")
         return []
-    module = importlib.import_module(DECOMP_CHECK)
     from opspec.spec import load
     from opspec.spec.model import DecompositionRule
 
-    candidate = DecompositionRule.from_dict(rule)
     try:
-        if hasattr(module, "subject_for_rule") and hasattr(module, "run"):
-            try:
-                opset = load.load_opset(version, opset_root)
-            except load.OpsetError:
-                notes.append(f"proposal {p.label}: decomposition check skipped (opset {version} does not load; run opspec validate)")
-                return []
-            subject = module.subject_for_rule(opset, candidate)
-            dtypes = module.dtypes_for(subject) if hasattr(module, "dtypes_for") else None
-            outcome = module.run(subject, dtypes=dtypes, max_examples=CHECK_EXAMPLES)
-        elif hasattr(module, "check_rule"):
-            outcome = module.check_rule(candidate)
-        else:
-            notes.append(f"proposal {p.label}: decomposition check skipped ({DECOMP_CHECK} has no entry point it knows)")
-            return []
+        opset = load.load_opset(version, opset_root)
+    except OpsetError:
+        notes.append(f"proposal {p.label}: decomposition check skipped (opset {version} does not load; run opspec validate)")
+        return []
+    try:
+        subject = decomp_check.subject_for_rule(opset, DecompositionRule.from_dict(rule))
+        outcome = decomp_check.run(subject, dtypes=decomp_check.dtypes_for(subject), max_examples=CHECK_EXAMPLES)
     except Exception as err:  # a candidate may fail in any way; that is a finding, not a crash
         return [Finding(mark, prefix + f"decomposition check failed: {one_line(err)}")]
-    return [Finding(mark, prefix + f"decomposition check: {problem}") for problem in _problems(outcome)]
-
-
-def _problems(outcome: Any) -> list[str]:
-    """Read the checker's verdict whatever its shape: bool, an object with ok/passed, or a list of problems."""
-    if outcome is None or outcome is True:
+    if outcome.ok:
         return []
-    if outcome is False:
-        return ["the candidate does not match the eager op"]
-    for attribute in ("ok", "passed"):
-        if hasattr(outcome, attribute):
-            if getattr(outcome, attribute):
-                return []
-            counterexample = getattr(outcome, "counterexample", None)
-            if counterexample is not None and hasattr(counterexample, "render"):
-                return [" ".join(counterexample.render().split())[:400]]
-            detail = getattr(outcome, "error", None) or getattr(outcome, "message", None) or str(outcome)
-            return [str(detail)]
-    if isinstance(outcome, (list, tuple)):
-        return [str(item) for item in outcome]
-    return []
+    problem = " ".join(outcome.counterexample.render().split())[:400] if outcome.counterexample else outcome.error
+    return [Finding(mark, prefix + f"decomposition check: {problem}")]
 
 
 # --- status moves against a git base -------------------------------------------------------

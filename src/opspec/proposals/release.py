@@ -13,22 +13,17 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from opspec.proposals import check as checking
 from opspec.proposals import edit
+from opspec.proposals.changes import Draft, apply_proposal, stamp
 from opspec.proposals.model import Proposal
 from opspec.spec import load, yamlio
 from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.model import VERSION_RE, version_key
 from opspec.spec.workspace import Workspace
 from opspec.spec.yamlio import Mark
-
-OP_KEYS = ("name", "schema", "category", "status", "since", "deprecated", "removed", "proposals", "rationale",
-           "equivalents", "exceptions", "testing")
-RULE_KEYS = ("op", "kind", "targets", "formula", "rationale", "implementation", "origin", "since", "proposals",
-             "random", "testing")
-
 
 OPEN_UNDECIDED = ("draft", "review", "deferred")
 
@@ -52,33 +47,6 @@ def _header(path: Path) -> str:
             break
         lines.append(line)
     return "".join(lines)
-
-
-def _stamp(entry: dict, key: str, value: Any, canonical: tuple[str, ...]) -> dict:
-    """``entry`` with ``key`` set; a new key goes before the first existing key ranked after it."""
-    if key in entry:
-        updated = dict(entry)
-        updated[key] = value
-        return updated
-    rank = {k: i for i, k in enumerate(canonical)}
-    mine = rank.get(key, len(rank))
-    result: dict = {}
-    placed = False
-    for existing, existing_value in entry.items():
-        if not placed and rank.get(existing, -1) > mine:
-            result[key] = value
-            placed = True
-        result[existing] = existing_value
-    if not placed:
-        result[key] = value
-    return result
-
-
-def _add_id(entry: dict, number: int, canonical: tuple[str, ...]) -> dict:
-    ids = list(entry.get("proposals") or [])
-    if number not in ids:
-        ids.append(number)
-    return _stamp(entry, "proposals", sorted(ids), canonical)
 
 
 def order_proposals(selected: list[Proposal], implemented: set[int]) -> list[Proposal]:
@@ -109,95 +77,6 @@ def order_proposals(selected: list[Proposal], implemented: set[int]) -> list[Pro
         raise OpsetError([Finding(Mark(checking.display_path(by_id[stuck[0]].path), 1, 1),
                                     f"proposals {', '.join(map(str, stuck))} require each other in a cycle")])
     return ordered
-
-
-class _Editor:
-    """Applies change items to the version's op and rule lists, refusing anything inconsistent."""
-
-    def __init__(self, version: str, ops: list[dict], rules: list[dict], torch_schemas: Callable[[], dict[str, str]]):
-        self.version = version
-        self.ops = {entry["name"]: entry for entry in ops}
-        self.rules = {entry["op"]: entry for entry in rules}
-        self.torch_schemas = torch_schemas
-
-    def core(self, name: str) -> bool:
-        return name in self.ops and self.ops[name].get("status") != "removed"
-
-    def apply(self, p: Proposal, change: dict) -> str:
-        action, v, pid = change["action"], self.version, p.id
-        name = change.get("op") or change.get("rule", {}).get("op")
-        if action == "add-op":
-            if self.core(name):
-                raise ValueError(f"{name} is already core")
-            schemas = self.torch_schemas()
-            if name not in schemas:
-                raise ValueError(f"torch has no operator {name}")
-            if change.get("schema", schemas[name]) != schemas[name]:
-                raise ValueError(f"schema of {name} does not match the installed torch")
-            rule = self.rules.get(name)
-            if rule and rule.get("kind") == "default":
-                raise ValueError(f"{name} is decomposed by a default rule; remove the rule first")
-            entry = {"name": name, "schema": schemas[name], "category": change["category"], "status": "active",
-                     "since": v, "proposals": [pid], "rationale": change["rationale"]}
-            for key in ("equivalents", "testing"):
-                if key in change:
-                    entry[key] = change[key]
-            self.ops[name] = entry
-            return f"added {name}"
-        if action in ("deprecate-op", "remove-op", "change-schema"):
-            if not self.core(name):
-                raise ValueError(f"{name} is not a core op")
-            entry = self.ops[name]
-            if action == "deprecate-op":
-                if entry.get("status") != "active":
-                    raise ValueError(f"{name} is already {entry.get('status')}")
-                entry = _stamp(_stamp(entry, "status", "deprecated", OP_KEYS), "deprecated", v, OP_KEYS)
-                done = f"deprecated {name}"
-            elif action == "remove-op":
-                if entry.get("status") != "deprecated":
-                    raise ValueError(f"{name} must be deprecated before it is removed")
-                entry = _stamp(_stamp(entry, "status", "removed", OP_KEYS), "removed", v, OP_KEYS)
-                done = f"removed {name}"
-            else:
-                if change["schema"] != self.torch_schemas().get(name):
-                    raise ValueError(f"new schema of {name} does not match the installed torch")
-                entry = _stamp(entry, "schema", change["schema"], OP_KEYS)
-                done = f"changed the schema of {name}"
-            self.ops[name] = _add_id(entry, pid, OP_KEYS)
-            return done
-        if action in ("add-rule", "change-rule"):
-            rule = {k: v_ for k, v_ in change["rule"].items() if k not in ("since", "proposals")}
-            if action == "add-rule":
-                if name in self.rules:
-                    raise ValueError(f"{name} already has a rule")
-                rule = _stamp(rule, "since", v, RULE_KEYS)
-                rule = _stamp(rule, "proposals", [pid], RULE_KEYS)
-            else:
-                if name not in self.rules:
-                    raise ValueError(f"{name} has no rule to change")
-                old = self.rules[name]
-                if "since" in old:
-                    rule = _stamp(rule, "since", old["since"], RULE_KEYS)
-                rule = _stamp(rule, "proposals", sorted({*(old.get("proposals") or ()), pid}), RULE_KEYS)
-            if rule.get("kind") == "default" and self.core(name):
-                raise ValueError(f"{name} is core; a default rule would decompose it away")
-            missing = [t for t in rule["targets"] if not self.core(t)]
-            if missing:
-                raise ValueError(f"rule for {name} targets non-core ops: {', '.join(missing)}")
-            self.rules[name] = rule
-            return f"{'added' if action == 'add-rule' else 'changed'} the rule for {name}"
-        if action == "remove-rule":
-            if name not in self.rules:
-                raise ValueError(f"{name} has no rule")
-            del self.rules[name]
-            return f"removed the rule for {name}"
-        raise ValueError(f"unknown action {action}")
-
-    def ops_list(self) -> list[dict]:
-        return [self.ops[name] for name in sorted(self.ops)]
-
-    def rules_list(self) -> list[dict]:
-        return [self.rules[name] for name in sorted(self.rules)]
 
 
 def _installed_torch() -> str:
@@ -275,23 +154,21 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
     ordered = order_proposals(selected, implemented)
 
     result = Plan(version=version, base=base, new_folder=new_folder)
-    editor = _Editor(version, list(ops_file.data["ops"]), list(rules_file.data["rules"]), torch_schemas)
+    draft = Draft.of(version, list(ops_file.data["ops"]), list(rules_file.data["rules"]))
+    schemas = torch_schemas() if any(p.changes for p in ordered) else {}
     findings = []
     for p in ordered:
-        done = []
-        for position, change in enumerate(p.changes):
-            try:
-                done.append(editor.apply(p, dict(change)))
-            except ValueError as err:
-                mark = yamlio.mark_of(p.meta["changes"], position, Mark(checking.display_path(p.path), 1, 1))
-                findings.append(Finding(mark, f"changes/{position}: cannot apply: {err}"))
+        done, problems = apply_proposal(draft, p.id, [dict(change) for change in p.changes], schemas)
+        for problem in problems:
+            mark = yamlio.mark_of(p.meta["changes"], problem.position, Mark(checking.display_path(p.path), 1, 1))
+            findings.append(Finding(mark, f"changes/{problem.position}: cannot apply: {problem.message}"))
         result.applied.append((p, done))
     if findings:
         raise OpsetError(findings)
 
     folder = ws.opset / version
     texts = {}
-    for loaded, key, items in ((ops_file, "ops", editor.ops_list()), (rules_file, "rules", editor.rules_list())):
+    for loaded, key, items in ((ops_file, "ops", draft.ops_list()), (rules_file, "rules", draft.rules_list())):
         unchanged = not new_folder and items == list(loaded.data[key])
         if unchanged:
             texts[loaded.path.name] = loaded.path.read_text(encoding="utf-8")  # sealing a draft keeps its bytes
@@ -327,7 +204,7 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         versions.append(dict(entry))
     sealed = dict(entries.get(version) or {"version": version, "status": "released", "torch": torch_version()})
     for key, value in (("status", "released"), ("released", date), ("digest", result.digest)):
-        sealed = _stamp(sealed, key, value, ("version", "status", "torch", "released", "digest", "notes"))
+        sealed = stamp(sealed, key, value, ("version", "status", "torch", "released", "digest", "notes"))
     versions.append(sealed)
     versions.sort(key=lambda e: version_key(e["version"]))
     result.writes[index_path] = yamlio.dump({"versions": versions}, header=_header(index_path))
