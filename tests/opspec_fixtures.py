@@ -6,9 +6,20 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+from packaging.version import Version
+
 from opspec.spec import load, resources, yamlio
 
 ROOT = Path(__file__).resolve().parents[1]
+# The torch the newest bundled opset version was validated against (versions.yaml says which).
+TESTED_TORCH = load.load_versions()[-1].torch
+
+
+def on_tested_torch() -> bool:
+    """Whether the installed torch is that release (any patch level)."""
+    import torch
+
+    return Version(torch.__version__).release[:2] == Version(TESTED_TORCH).release[:2]
 
 SCHEMAS = {
     "aten::abs": "aten::abs(Tensor self) -> Tensor",
@@ -69,7 +80,7 @@ def write_opset(opset: Path, released: bool = True) -> None:
     (opset / "2026.11" / "core_ops.yaml").write_text(
         yamlio.dump({"opset": "2026.11", "ops": ops}, header="# yaml-language-server: $schema=../schema/core_ops.schema.json\n"))
     (opset / "2026.11" / "decompositions.yaml").write_text(yamlio.dump({"opset": "2026.11", "rules": rules}))
-    entry = {"version": "2026.11", "status": "draft", "torch": "2.13.0"}
+    entry = {"version": "2026.11", "status": "draft", "torch": TESTED_TORCH}
     if released:
         entry.update(status="released", released="2026-11-01", digest=load.version_digest(opset, "2026.11"))
     (opset / "versions.yaml").write_text(yamlio.dump({"versions": [entry]}, header="# The version index.\n"))

@@ -1,6 +1,8 @@
 """The changelog between two versions: every kind of change, each with its proposals."""
 from __future__ import annotations
 
+from opspec_fixtures import TESTED_TORCH
+
 from opspec.reports import changelog
 from opspec.spec.model import CoreOp, DecompositionRule, Opset, VersionInfo
 
@@ -16,7 +18,7 @@ def rule(name, formula="f(x)", proposals=(1,), targets=("aten::a",)):
 
 
 def opset(version, ops, rules=()):
-    return Opset(version, VersionInfo(version, "released", "2.13.0"), tuple(ops), tuple(rules))
+    return Opset(version, VersionInfo(version, "released", TESTED_TORCH), tuple(ops), tuple(rules))
 
 
 OLD = opset("2026.11", [op("aten::a"), op("aten::b"), op("aten::c"), op("aten::d", "deprecated", deprecated="2026.11"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from opspec_fixtures import TESTED_TORCH
 from test_conform import validate
 
 from opspec.cli import main
@@ -13,7 +14,7 @@ from opspec.spec import manifests
 MANIFEST = """\
 opset: '{opset}'
 backend: toy
-measured_with: torch 2.13.0, by hand for this test
+measured_with: torch {torch}, by hand for this test
 lowered:
   - aten::abs
   - op: aten::neg
@@ -26,7 +27,7 @@ fallback:
 
 def write_manifest(folder: Path, opset: str = "2026.11") -> Path:
     path = folder / "toy.yaml"
-    path.write_text(MANIFEST.format(opset=opset))
+    path.write_text(MANIFEST.format(opset=opset, torch=TESTED_TORCH))
     return path
 
 

@@ -5,13 +5,13 @@ import dataclasses
 import json
 
 import pytest
+from opspec_fixtures import TESTED_TORCH, on_tested_torch
 
-from opspec.bridge import torch_ops
 from opspec.checks import drift
 from opspec.cli import main
 from opspec.spec import load
 
-ON_TESTED_TORCH = torch_ops.torch_module().__version__.startswith("2.13")
+ON_TESTED_TORCH = on_tested_torch()
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def opset():
     return load.load_opset("2026.11")
 
 
-@pytest.mark.skipif(not ON_TESTED_TORCH, reason="the opset was validated against torch 2.13")
+@pytest.mark.skipif(not ON_TESTED_TORCH, reason=f"the opset was validated against torch {TESTED_TORCH}")
 def test_no_core_tag_or_schema_drift_on_the_tested_torch(opset):
     report = drift.compute(dataclasses.replace(opset, rules=()), closure=False)
     assert report.core_added == {} and report.core_removed == [] and report.schema_changed == []

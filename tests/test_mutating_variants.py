@@ -103,9 +103,9 @@ def test_a_broadcast_self_is_materialized_for_in_place():
     assert program is not None and program.inputs[0].shape == (3, 4)
 
 
-FINDINGS = """\
+FINDINGS = f"""\
 opset: '2026.11'
-measured_with: torch 2.13.0
+measured_with: torch {torch.__version__}
 findings:
   - variants: [aten::add_.Tensor]
     programs: ['*/diagonal']
@@ -143,7 +143,7 @@ def test_findings_cover_programs_and_warn_about_unknown_variants(tmp_path, opset
 
 @pytest.mark.parametrize("text, message", [
     ("opset: '2026.11'\nfindings: [\n", "functionalization.yaml:"),
-    ("opset: '2026.11'\nmeasured_with: torch 2.13.0\nfindings:\n  - variants: [x]\n", "reason"),
+    (f"opset: '2026.11'\nmeasured_with: torch {torch.__version__}\nfindings:\n  - variants: [x]\n", "reason"),
 ])
 def test_unusable_findings_files_name_file_and_line(tmp_path, opset, text, message):
     with pytest.raises(OpsetError) as err:
@@ -171,7 +171,7 @@ def test_cli_usage_errors_are_one_line(tmp_path, capsys):
 
 def test_section_in_the_report_and_resume_rejudges(tmp_path, capsys):
     findings = tmp_path / "findings.yaml"
-    findings.write_text("opset: '2026.11'\nmeasured_with: torch 2.13.0\nfindings:\n"
+    findings.write_text(f"opset: '2026.11'\nmeasured_with: torch {torch.__version__}\nfindings:\n"
                         "  - variants: [aten::abs_, aten::abs.out]\n    programs: ['*/diagonal']\n"
                         "    status: not-functional\n    reason: diagonal_scatter is outside the opset\n")
     out = tmp_path / "report.json"
@@ -185,7 +185,7 @@ def test_section_in_the_report_and_resume_rejudges(tmp_path, capsys):
     assert {(r["view"], r["status"]) for r in section["results"] if r["view"] == "diagonal"} == {("diagonal", "xfail")}
     assert all(r["status"] in ("pass", "skip") for r in section["results"] if r["view"] != "diagonal")
     # without the finding the same programs are unexpected: judged again from the recorded outcome, not rerun
-    findings.write_text("opset: '2026.11'\nmeasured_with: torch 2.13.0\nfindings: []\n")
+    findings.write_text(f"opset: '2026.11'\nmeasured_with: torch {torch.__version__}\nfindings: []\n")
     capsys.readouterr()
     assert main([*args, "--resume", str(out)]) == 1
     text = capsys.readouterr().out

@@ -17,7 +17,7 @@ from typing import Any
 
 from opspec.conform import attribution, torch_logs
 from opspec.conform.cases import Case
-from opspec.conform.runner import CaseRunner, Settings
+from opspec.conform.runner import WARM_OPSET, CaseRunner, Settings
 
 STARTUP_TIMEOUT_S = 300.0  # importing torch and resolving the backend, on a loaded machine
 _context = None
@@ -27,9 +27,12 @@ class WorkerError(RuntimeError):
     """The worker could not be started (the backend failed to load): one line."""
 
 
-def _mp_context():
+def _mp_context(opset: str | None):
     global _context
     if _context is None:
+        # The forkserver starts with the first worker and inherits this environment:
+        # it preloads the opset version this run uses (the newest when none is named).
+        os.environ[WARM_OPSET] = opset or ""
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(["opspec.conform.warm"])
     return _context
@@ -83,7 +86,7 @@ class Isolated:
         self.restarts = 0
 
     def _start(self) -> None:
-        context = _mp_context()
+        context = _mp_context(self.settings.opset)
         parent, child = context.Pipe()
         self.process = context.Process(target=_serve, args=(child, self.settings), daemon=True)
         self.process.start()

@@ -44,6 +44,9 @@ class Settings:
     inputs: str | None = None  # a recorded-call file (opspec-ir JSON): its calls replace the drawn examples
 
 
+WARM_OPSET = "OPSPEC_WARM_OPSET"  # the opset version the workers' forkserver preloads
+
+
 @functools.lru_cache(maxsize=None)
 def cached_opset(version: str | None):
     return load.load_opset(version)
