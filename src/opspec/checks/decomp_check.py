@@ -125,7 +125,6 @@ class Counterexample:
 
     def repro(self) -> str:
         """Standalone source, runnable as printed: it fails the way the check failed."""
-        module, _, function = self.subject.implementation.partition(":")
         source = self.call.repro().replace("result = ", "expected = ").replace("print(result)\n", "").rstrip("\n")
         source = source.removeprefix("import torch\n").lstrip("\n")
         call_line = next(line for line in source.splitlines() if line.startswith("expected = "))
@@ -133,6 +132,7 @@ class Counterexample:
         if self.subject.implementation == "torch":
             candidate = f"from torch._decomp import core_aten_decompositions, decomposition_table\nop = {_op_expr(self.subject.op)}\ndecomposition = core_aten_decompositions().get(op) or decomposition_table[op]"
         else:
+            module, function = references.split(self.subject.implementation)
             candidate = f"from {module} import {function} as decomposition"
         if self.produced:  # a closure failure: trace as the check does and show what comes out
             writer = Repro(self.call)

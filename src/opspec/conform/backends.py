@@ -277,7 +277,7 @@ def _resolve(spec: str, opset, dynamic: bool) -> Backend:
                        dynamic, package="onnxruntime")
     if ":" in spec:
         inner = _load_callable(spec)
-        distribution = _distribution_of(spec.partition(":")[0].split(".")[0])
+        distribution = _distribution_of(references.split(spec)[0].split(".")[0])
         version = _version_of(distribution) if distribution else ""
         return Backend(spec, _dynamo_compile, f"{version}, {torch_version}" if version else f"unversioned, {torch_version}",
                        dynamic, inner=inner, package=distribution or "")
