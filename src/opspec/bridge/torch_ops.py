@@ -36,6 +36,11 @@ def quiet():
             os.close(sink)
 
 
+def version() -> str:
+    """The installed torch's release, without a local build tag: ``2.13.0`` for ``2.13.0+cpu``."""
+    return torch_module().__version__.split("+")[0]
+
+
 def split_name(qualified: str) -> tuple[str, str, str]:
     """``aten::add.Tensor`` -> ("aten", "add", "Tensor"); the default overload is ""."""
     namespace, sep, rest = qualified.partition("::")

@@ -258,6 +258,13 @@ class Outcome:
     def ok(self) -> bool:
         return self.counterexample is None and not self.error
 
+    @property
+    def problem(self) -> str:
+        """The failure in one line ("" when ok): the shrunk counterexample, or why the check could not run."""
+        if self.counterexample is not None:
+            return " ".join(self.counterexample.render().split())[:400]
+        return self.error
+
 
 def run(subject: Subject, *, dtypes: tuple[torch.dtype, ...], device: str = "cpu", max_examples: int = 100, seed: int = 0, closure: bool = True) -> Outcome:
     """Check ``subject`` on up to ``max_examples`` drawn calls per dtype, shrinking any failure."""

@@ -82,6 +82,12 @@ def _check(entry: OpEntry, hints, n: int, seed: int) -> OpEntry:
         drawn = strategies.draw_examples(strategies.calls(torch_ops.schema_of(entry.op), hints, dtype, "cpu"), n, seed)
     except Exception as err:  # noqa: BLE001 - any failure to draw is the finding itself
         return OpEntry(entry.op, entry.source, dtype_name, 0, 0, f"cannot draw calls: {type(err).__name__}: {err}")
+    valid, first_error = run_calls(drawn)
+    return OpEntry(entry.op, entry.source, dtype_name, len(drawn), valid, first_error)
+
+
+def run_calls(drawn) -> tuple[int, str]:
+    """How many drawn calls the eager kernel accepts, and the first refusal in one line."""
     valid, first_error = 0, ""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -89,9 +95,9 @@ def _check(entry: OpEntry, hints, n: int, seed: int) -> OpEntry:
             try:
                 call.run()
                 valid += 1
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:  # noqa: BLE001 - a refused call is what is counted
                 first_error = first_error or one_line(err, 160)
-    return OpEntry(entry.op, entry.source, dtype_name, len(drawn), valid, first_error)
+    return valid, first_error
 
 
 def render_table(result: StrategyReport) -> str:

@@ -66,7 +66,6 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from opspec.bridge import functional_variants, torch_ops
     from opspec.conform import (
-        backends,
         cases,
         expectations,
         functionalization,
@@ -92,13 +91,8 @@ def run(args) -> int:
     except ValueError as err:
         raise UsageError(str(err)) from None
     replayed = _recorded_cases(args.inputs, ops, args.device) if args.inputs else None
-    try:
-        backend = backends.resolve(args.backend, opset, dynamic=not args.static)
-    except backends.UnknownBackend as err:
-        raise UsageError(str(err)) from None
-
     expectation_path = Path(args.expectations) if args.expectations else (
-        None if args.no_expectations else expectations.default_path(backend.name))
+        None if args.no_expectations else expectations.default_path(args.backend))
     expected = expectations.read(expectation_path, opset) if expectation_path else expectations.Expectations()
     for warning in expected.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -113,8 +107,9 @@ def run(args) -> int:
     elif args.findings:
         raise UsageError("--findings needs --functionalization")
 
-    report_path = Path(args.report or f"conformance-{_slug(backend.name)}-{args.device}.json")
-    head = report.header(backend=backend.describe(), device=args.device, opset=opset.version, seed=args.seed,
+    report_path = Path(args.report or f"conformance-{_slug(args.backend)}-{args.device}.json")
+    # the worker resolves the backend and fills in its description when it starts
+    head = report.header(backend={"name": args.backend}, device=args.device, opset=opset.version, seed=args.seed,
                          max_examples=args.max_examples, max_compiles=args.max_compiles,
                          dtypes=dtypes, ops=globs or None,
                          expectations=_shown(expectation_path), isolate=args.isolate, shuffle=args.shuffle)
@@ -139,20 +134,25 @@ def run(args) -> int:
                       previous_duration_s=previous_duration, shuffle=args.shuffle)
     timeout = args.timeout if args.timeout is not None else (300.0 if args.isolate else None)
     repro_dir = report_path.with_suffix(".repros")
-    repro_dir.mkdir(parents=True, exist_ok=True)
-    kept = {report.case_of(r) for r in previous}
-    for case in plan.cases:  # a repro left by an earlier run of a case about to run again is stale
-        if case not in kept:
-            (repro_dir / f"{case.id}.py").unlink(missing_ok=True)
     log_file = report_path.with_suffix(".log")
     settings = Settings(backend=args.backend, opset=opset.version, max_examples=args.max_examples,
                         max_compiles=args.max_compiles, seed=args.seed, dynamic=not args.static,
                         repro_dir=str(repro_dir), log_file=str(log_file),
                         inputs=str(Path(args.inputs).resolve()) if args.inputs else None)
+    executor = Isolated(settings, timeout)
     try:
-        final = suite.execute(plan, Isolated(settings, timeout))
+        head["backend"] = executor.start()  # the run's only resolution of the backend
     except WorkerError as err:
-        raise UsageError(f"backend {args.backend}: {err}") from None
+        raise UsageError(str(err)) from None
+    repro_dir.mkdir(parents=True, exist_ok=True)
+    kept = {report.case_of(r) for r in previous}
+    for case in plan.cases:  # a repro left by an earlier run of a case about to run again is stale
+        if case not in kept:
+            (repro_dir / f"{case.id}.py").unlink(missing_ok=True)
+    try:
+        final = suite.execute(plan, executor)
+    except WorkerError as err:
+        raise UsageError(str(err)) from None
     except suite.RunAborted as err:
         print(f"opspec conform: error: {err}", file=sys.stderr)
         return 1

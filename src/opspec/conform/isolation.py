@@ -17,6 +17,7 @@ from typing import Any
 
 from opspec.conform import attribution, torch_logs
 from opspec.conform.cases import Case
+from opspec.conform.backends import UnknownBackend
 from opspec.conform.runner import WARM_OPSET, CaseRunner, Settings
 
 STARTUP_TIMEOUT_S = 300.0  # importing torch and resolving the backend, on a loaded machine
@@ -55,8 +56,11 @@ def _serve(connection, settings: Settings) -> None:
         torch_logs.redirect_output(settings.log_file)
     try:
         runner = CaseRunner(settings)
+    except UnknownBackend as err:  # already one line naming the backend
+        connection.send(("error", str(err)))
+        return
     except Exception as err:  # noqa: BLE001 - reported to the parent as one line
-        connection.send(("error", f"{type(err).__name__}: {err}"))
+        connection.send(("error", f"backend {settings.backend}: {type(err).__name__}: {err}"))
         return
     connection.send(("ready", runner.backend.describe()))
     while True:
@@ -84,6 +88,14 @@ class Isolated:
         self.process = None
         self.connection = None
         self.restarts = 0
+        self.description: dict[str, Any] | None = None  # the backend as the worker resolved it
+
+    def start(self) -> dict[str, Any]:
+        """Start the worker, which resolves the backend (the run's only resolution); its description."""
+        if self.process is None:
+            self._start()
+        assert self.description is not None
+        return self.description
 
     def _start(self) -> None:
         context = _mp_context(self.settings.opset)
@@ -94,15 +106,16 @@ class Isolated:
         self.connection = parent
         if not parent.poll(STARTUP_TIMEOUT_S):
             self._kill()
-            raise WorkerError(f"worker did not start within {STARTUP_TIMEOUT_S:.0f}s")
+            raise WorkerError(f"backend {self.settings.backend}: worker did not start within {STARTUP_TIMEOUT_S:.0f}s")
         try:
             kind, payload = parent.recv()
         except EOFError:
             code = self._reap()
-            raise WorkerError(f"worker died while starting ({_exit_reason(code)})") from None
+            raise WorkerError(f"backend {self.settings.backend}: worker died while starting ({_exit_reason(code)})") from None
         if kind == "error":
             self._reap()
             raise WorkerError(payload)
+        self.description = payload
 
     def run(self, case: Case) -> dict[str, Any]:
         if self.process is None:

@@ -332,10 +332,7 @@ def _decomposition_check(rule: dict, mark: Mark, prefix: str, notes: list[str], 
         outcome = decomp_check.run(subject, dtypes=decomp_check.dtypes_for(subject), max_examples=CHECK_EXAMPLES)
     except Exception as err:  # a candidate may fail in any way; that is a finding, not a crash
         return [Finding(mark, prefix + f"decomposition check failed: {one_line(err)}")]
-    if outcome.ok:
-        return []
-    problem = " ".join(outcome.counterexample.render().split())[:400] if outcome.counterexample else outcome.error
-    return [Finding(mark, prefix + f"decomposition check: {problem}")]
+    return [] if outcome.ok else [Finding(mark, prefix + f"decomposition check: {outcome.problem}")]
 
 
 # --- status moves against a git base -------------------------------------------------------

@@ -7,13 +7,13 @@ testing hints must yield calls the eager kernel accepts. Each result becomes one
 """
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
 from opspec.proposals.model import Proposal
 from opspec.proposals.opsetview import base_version, read_index
 from opspec.proposals.readiness import EVIDENCE_FOR_ACTION
+from opspec.spec.errors import one_line
 
 VALID_SHARE = 0.5  # an add-op's hints must make at least half the drawn calls valid, on every dtype
 
@@ -22,7 +22,7 @@ def measure(p: Proposal, opset_root: Path, *, max_examples: int, seed: int, date
     """One evidence entry per op the changes add or per rule they add or change, in change order."""
     from opspec.bridge import torch_ops
 
-    torch_version = torch_ops.torch_module().__version__.split("+")[0]
+    torch_version = torch_ops.version()
     version = base_version(read_index(opset_root), p.target_version)
     command = f"opspec proposal measure {p.id} --max-examples {max_examples} --seed {seed}"
     entries = []
@@ -58,17 +58,16 @@ def _check_rule(rule: dict, opset_root: Path, version: str | None, max_examples:
         dtypes = decomp_check.dtypes_for(subject)
         outcome = decomp_check.run(subject, dtypes=dtypes, max_examples=max_examples, seed=seed)
     except Exception as err:  # a candidate may fail in any way: that is the measurement
-        return False, f"the check could not run: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        return False, f"the check could not run: {one_line(err)}"
     names = ", ".join(str(d).removeprefix("torch.") for d in dtypes)
     if outcome.ok:
         return True, f"{outcome.examples} drawn calls ({max_examples} per dtype: {names}) match the eager kernel and trace to the declared targets"
-    if outcome.counterexample is not None:
-        return False, " ".join(outcome.counterexample.render().split())[:400]
-    return False, outcome.error
+    return False, outcome.problem
 
 
 def _check_strategy(op: str, testing: dict, max_examples: int, seed: int) -> tuple[bool, str]:
     from opspec.bridge import torch_ops
+    from opspec.checks.strategy_report import run_calls
     from opspec.spec.model import TestingHints
     from opspec.testing import strategies
 
@@ -78,18 +77,10 @@ def _check_strategy(op: str, testing: dict, max_examples: int, seed: int) -> tup
         schema = torch_ops.schema_of(op)
         for dtype in strategies.dtypes_under_test(op, hints):
             drawn = strategies.draw_examples(strategies.calls(schema, hints, dtype, "cpu"), max_examples, seed)
-            valid, first_error = 0, ""
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for call in drawn:
-                    try:
-                        call.run()
-                        valid += 1
-                    except Exception as err:  # noqa: BLE001 - a rejected call is what is counted
-                        first_error = first_error or f"{type(err).__name__}: {' '.join(str(err).split())[:160]}"
+            valid, first_error = run_calls(drawn)
             results.append((str(dtype).removeprefix("torch."), len(drawn), valid, first_error))
     except Exception as err:  # noqa: BLE001 - no calls at all is the finding
-        return False, f"cannot draw calls: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        return False, f"cannot draw calls: {one_line(err)}"
     source = strategies.strategy_source(op, hints)
     counts = ", ".join(f"{name} {valid}/{drawn}" for name, drawn, valid, _ in results)
     bad = [r for r in results if not r[1] or r[2] < VALID_SHARE * r[1]]

@@ -82,7 +82,7 @@ def order_proposals(selected: list[Proposal], implemented: set[int]) -> list[Pro
 def _installed_torch() -> str:
     from opspec.bridge import torch_ops
 
-    return torch_ops.torch_module().__version__.split("+")[0]
+    return torch_ops.version()
 
 
 def _torch_schemas() -> dict[str, str]:
