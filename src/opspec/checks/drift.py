@@ -401,7 +401,7 @@ def _probe(name: str, schema: str, core: set[str], torch_table) -> tuple[str, An
         raise
     except Exception as err:
         print(f"== {name}: cannot draw calls\n{traceback.format_exc()}", flush=True)
-        return "untraceable", f"cannot draw calls: {type(err).__name__}: {_first_line(err)}"
+        return "untraceable", f"cannot draw calls: {one_line(err, 200)}"
     produced: set[str] | None = None
     traced = 0
     last_error = "no drawn call"
@@ -414,18 +414,13 @@ def _probe(name: str, schema: str, core: set[str], torch_table) -> tuple[str, An
             raise
         except Exception as err:  # not a valid call, most often
             print(f"== {name}: tracing a drawn call failed\n{traceback.format_exc()}", flush=True)
-            last_error = f"{type(err).__name__}: {_first_line(err)}"
+            last_error = one_line(err, 200)
             continue
         produced = (produced or set()) | found
         traced += 1
     if produced is None:
         return "untraceable", f"no drawn call could be traced (last: {last_error})"
     return "result", sorted(produced - core)
-
-
-def _first_line(err: BaseException) -> str:
-    lines = [line for line in str(err).strip().splitlines() if line.strip()]
-    return lines[0][:200] if lines else ""
 
 
 def render_text(report: DriftReport) -> str:

@@ -206,6 +206,7 @@ def run_model(args) -> int:
     from opspec.conform.runner import cached_opset
     from opspec.examples import zoo
     from opspec.spec import atomic
+    from opspec.spec.errors import first_line
 
     if args.ops or args.inputs or args.functionalization or args.resume:
         raise UsageError("--model runs a whole model; it takes no --ops, --inputs, --functionalization or --resume")
@@ -221,7 +222,7 @@ def run_model(args) -> int:
     atomic.write_text(report_path, json.dumps(result.to_dict(), indent=2) + "\n")
     print(f"{args.model} on {backend.name}: {result.status} ({result.nodes} ops in the graph, {result.duration_s:.1f}s)")
     if result.message:
-        print(f"  {result.message.splitlines()[0]}")
+        print(f"  {first_line(result.message)}")
     if result.status == "fail":
         if result.culprit is not None:
             print(f"  first op that diverges alone: {result.culprit.op} (node {result.culprit.node})")

@@ -32,6 +32,7 @@ from opspec.checks.models import ExampleModel
 from opspec.conform import backends, ir
 from opspec.conform.backends import CompileError
 from opspec.spec import atomic
+from opspec.spec.errors import one_line
 from opspec.spec.model import Opset, Tolerance
 from opspec.testing import compare, strategies
 from opspec.testing.strategies import Call
@@ -111,7 +112,7 @@ def check_model(name: str, example: ExampleModel, backend: backends.Backend, ops
         except CompileError as err:
             return _done(result, "compile-error", str(err), started)
         except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
-            return _done(result, "run-error", f"{type(err).__name__}: {_line(err)}", started)
+            return _done(result, "run-error", one_line(err, 300), started)
         verdict = compare.compare(_tensors_of(candidate), _tensors_of(reference), tolerance=MODEL_TOLERANCE)
         result.compared = _numbers(verdict)
         if verdict.ok:
@@ -136,11 +137,6 @@ def _tensors_of(value: Any) -> list[torch.Tensor]:
 def _numbers(verdict: compare.Comparison) -> dict[str, Any]:
     return {"ok": verdict.ok, "max_abs_error": verdict.max_abs_error, "max_rel_error": verdict.max_rel_error,
             "tolerance": list(verdict.tolerance) if verdict.tolerance else None, "where": verdict.path}
-
-
-def _line(err: BaseException) -> str:
-    lines = [line for line in str(err).strip().splitlines() if line.strip()]
-    return lines[0][:300] if lines else ""
 
 
 # ---- localisation ----
@@ -268,7 +264,7 @@ def op_alone(call: Call, backend: backends.Backend, opset: Opset) -> str | None:
     try:
         candidate = backend.compile(example.program(), example.fresh_inputs())(*example.fresh_inputs())
     except Exception as err:  # noqa: BLE001
-        return f"{type(err).__name__}: {_line(err)}"
+        return one_line(err, 300)
     verdict = compare.compare(candidate, reference, tolerance=tolerance)
     return None if verdict.ok else verdict.message
 

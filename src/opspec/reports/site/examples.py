@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from opspec.spec.errors import one_line
+
 ALLOWED_NODES = (
     ast.Module, ast.Expr, ast.Assign, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Store, ast.Constant,
     ast.List, ast.Tuple, ast.keyword, ast.UnaryOp, ast.USub, ast.UAdd, ast.BinOp, ast.Add, ast.Sub, ast.Mult,
@@ -80,7 +82,7 @@ def run(name: str, code: str) -> Example:
         exec(compile(tree, f"<example of {name}>", "exec"), scope)  # noqa: S102 - checked by check() above
         value = eval(compile(last, f"<example of {name}>", "eval"), scope)  # noqa: S307
     except Exception as err:  # noqa: BLE001 - any failure of an example is reported, not raised raw
-        raise ExampleError(f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+        raise ExampleError(one_line(err)) from None
     return Example(code.strip("\n"), _format(value))
 
 
