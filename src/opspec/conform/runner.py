@@ -68,7 +68,7 @@ class CaseRunner:
         self.failing: tuple[Example, Example] | None = None  # (failing example, the one its program was built for)
         with evidence.collecting() as seen:
             try:
-                record = self._run(case)
+                record = self._run(case, seen)
             except Exception as err:  # a suite bug must cost one case, not the run
                 record = {"status": "run-error", "message": f"{attribution.INTERNAL}: {type(err).__name__}: {err}"}
         record.setdefault("message", "")
@@ -135,7 +135,7 @@ class CaseRunner:
         self.failing = (example, built_by)
         return self._blame(case, record, announce).as_dict()
 
-    def _run(self, case: Case) -> dict[str, Any]:
+    def _run(self, case: Case, seen: list | None = None) -> dict[str, Any]:
         op = self.opset.ops_by_name[case.op]
         absence = versions.op_absence(op)
         if absence:  # the installed torch lacks the op (or the schema the opset records)
@@ -156,11 +156,16 @@ class CaseRunner:
         verdicts: list[compare.Comparison] = []
         repro_file = self._repro_file(case)
         built_by: dict[tuple, Example] = {}  # the example each compiled program was built for
+        fallback_repro = None
         for example in examples:
             source = self.repro(example, case, seed, built_by.setdefault(example.key, example))
             if repro_file is not None:  # before it runs: a crash leaves the inputs that caused it
                 atomic.write_text(repro_file, source)
+            before = len(seen) if seen is not None else 0
             outcome = replay.judge_example(self.backend, example, op, seed, compiled=compiled)
+            if seen is not None and len(seen) > before and fallback_repro is None \
+                    and evidence.judge(case.op, seen[before:]).executed in evidence.FALLBACK:
+                fallback_repro = source  # the program whose compile ran the op in PyTorch
             if isinstance(outcome, dict):
                 self.failing = (example, built_by[example.key])
                 outcome["repro"] = source
@@ -171,8 +176,8 @@ class CaseRunner:
             verdicts.append(outcome)
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)
-        # the last repro stays with the record should the evidence make the case a fallback
-        record = {"status": "pass", "examples": len(verdicts), "repro": source}
+        # a repro stays with the record should the evidence make the case a fallback: the program that showed it
+        record = {"status": "pass", "examples": len(verdicts), "repro": fallback_repro or source}
         record.update(replay.metrics(verdicts))
         record["property_checked"] = checker is not None
         return record
