@@ -134,3 +134,22 @@ def noisy(gm: torch.fx.GraphModule, example_inputs):
     logging.getLogger("torch._dynamo").warning("noisy backend: guard chatter")
     print("noisy backend: native chatter", file=sys.stderr, flush=True)
     return Executed(gm)
+
+
+ILLEGAL_ACCESS = "CUDA error: an illegal memory access was encountered"
+
+
+def device_faulty(gm: torch.fx.GraphModule, example_inputs):
+    """Like eager, except that compiling acos faults the (simulated) device: from then on every eager
+    kernel in this process fails as a poisoned CUDA context does."""
+    if "acos.default" in _ops(gm):
+        from opspec.conform import cases
+
+        def poisoned(*args, **kwargs):
+            def program(*tensors):
+                raise RuntimeError(ILLEGAL_ACCESS)
+            return program
+
+        cases.make_program = poisoned
+        raise RuntimeError(ILLEGAL_ACCESS)
+    return gm.forward

@@ -24,7 +24,7 @@ from hypothesis.errors import HypothesisException
 from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.spec import references
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
-from opspec.testing import compare, random_check, strategies
+from opspec.testing import compare, kernel_errors, random_check, strategies
 from opspec.testing.strategies import Call
 from opspec.testing.strategies.call import Repro
 
@@ -174,12 +174,45 @@ class DecompositionMismatch(AssertionError):
 
 # ---- the checks on one call ----
 
+class KernelMissing(Exception):
+    """The device has no kernel for the case's dtype: the case is a skip, with the kernel's own words."""
+
+
+_accepted: dict[tuple[str, str, str], int] = {}  # (op, dtype, device) -> calls the eager kernel accepted
+
+
+def run_kernel(subject: Subject, call: Call, dtype: torch.dtype) -> Any:
+    """The eager kernel on ``call``: its output, or reject() when it refuses the call.
+
+    A device fault is raised as kernel_errors.DeviceFault (the process is poisoned); a
+    kernel that says it is not implemented for this dtype, before it accepted any call of
+    the case, raises KernelMissing instead of leaving hypothesis to search in vain.
+    """
+    device = _device_of(call)
+    key = (subject.op, str(dtype), device)
+    try:
+        output = call.run(subject.kernel)
+    except Exception as err:
+        kernel_errors.screen(err)
+        reason = kernel_errors.missing_kernel(err, str(dtype))
+        if reason and not _accepted.get(key):
+            raise KernelMissing(f"the {device} kernel of {subject.op} has no {str(dtype).removeprefix('torch.')} "
+                                f"implementation: {reason}") from None
+        reject()
+    _accepted[key] = _accepted.get(key, 0) + 1
+    return output
+
+
+def _device_of(call: Call) -> str:
+    from opspec.testing.strategies.call import map_tensors
+
+    found: list[str] = []
+    map_tensors(lambda t: found.append(t.device.type), (call.args, call.kwargs))
+    return found[0] if found else "cpu"
+
 def check_values(subject: Subject, call: Call, dtype: torch.dtype) -> compare.Comparison:
     """Run kernel and candidate on copies of ``call``; raise DecompositionMismatch when they differ."""
-    try:
-        expected = call.run(subject.kernel)
-    except Exception:
-        reject()  # the kernel refuses these inputs: not a valid call, draw another
+    expected = run_kernel(subject, call, dtype)  # a refused call is not a valid call: draw another
     try:
         actual = call.run(subject.candidate)
     except Exception as err:
@@ -213,10 +246,7 @@ def _metadata_mismatch(actual: Any, expected: Any) -> str:
 
 def check_closure(subject: Subject, call: Call, dtype: torch.dtype) -> set[str]:
     """Trace the candidate with the opset's table; every op produced must be declared and core."""
-    try:
-        call.run(subject.kernel)
-    except Exception:
-        reject()
+    run_kernel(subject, call, dtype)
     fresh = call.copy()
     try:
         produced = set(torch_ops.trace_ops(subject.candidate, fresh.args, fresh.kwargs, subject.table))
@@ -235,10 +265,7 @@ def check_closure(subject: Subject, call: Call, dtype: torch.dtype) -> set[str]:
 
 
 def check_random(subject: Subject, call: Call, dtype: torch.dtype, seed: int = 0) -> random_check.RandomVerdict:
-    try:
-        call.run(subject.kernel)
-    except Exception:
-        reject()
+    run_kernel(subject, call, dtype)
     verdict = random_check.check_random(subject.kernel, subject.candidate, call.args, call.kwargs, lambda a: Call(call.op, a).copy().args, seed)
     if not verdict.ok:
         raise DecompositionMismatch(Counterexample(subject, call, dtype, verdict.message))
@@ -253,6 +280,7 @@ class Outcome:
     examples: int = 0
     counterexample: Counterexample | None = None
     error: str = ""  # the check could not run (no valid inputs, ...)
+    skipped: str = ""  # the device has no kernel for a dtype: why it was not checked
 
     @property
     def ok(self) -> bool:
@@ -296,6 +324,9 @@ def run(subject: Subject, *, dtypes: tuple[torch.dtype, ...], device: str = "cpu
         except DecompositionMismatch:
             outcome.counterexample = failures[-1]  # hypothesis replays the shrunk example last
             return outcome
+        except KernelMissing as err:
+            outcome.skipped = f"{outcome.skipped}; {err}" if outcome.skipped else str(err)
+            continue
         except HypothesisException as err:
             outcome.error = f"{dtype}: could not draw valid inputs ({type(err).__name__})"
             return outcome

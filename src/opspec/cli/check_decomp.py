@@ -67,7 +67,8 @@ def run(args) -> int:
         )
         elapsed = time.perf_counter() - started
         if outcome.ok:
-            print(f"ok    {subject.op} ({subject.implementation}): {outcome.examples} calls, {elapsed:.1f}s")
+            print(f"ok    {subject.op} ({subject.implementation}): {outcome.examples} calls, {elapsed:.1f}s"
+                  + (f"; skipped: {outcome.skipped}" if outcome.skipped else ""))
             continue
         failed += 1
         if outcome.counterexample:

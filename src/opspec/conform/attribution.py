@@ -93,3 +93,10 @@ def unchecked(status: str) -> Blame:
     """A crash or timeout with no repro to check it against (the worker died before writing one)."""
     return Blame("backend", "process", f"{status} while the backend compiled or ran the case; no repro was left "
                                        "to check the front end with")
+
+
+def device_fault() -> Blame:
+    """A device fault: the device context was poisoned while the case ran (eager kernel or backend);
+    nothing run after it in that process can be replayed to tell which."""
+    return Blame("backend", "device", "the device faulted (its context is poisoned); the worker was replaced "
+                                      "and the case was not replayed")

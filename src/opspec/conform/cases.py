@@ -22,7 +22,7 @@ from hypothesis.errors import HypothesisDeprecationWarning
 
 from opspec.bridge import torch_ops
 from opspec.spec.model import CoreOp, Opset, canonical_op_name
-from opspec.testing import strategies
+from opspec.testing import kernel_errors, strategies
 from opspec.testing.strategies import Call
 from opspec.testing.strategies.call import map_tensors, python_literal
 from opspec.testing.strategies.schema_args import arguments_of
@@ -243,7 +243,10 @@ def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles
         calls = strategies.draw_examples(strategy, max_examples * POOL_FACTOR, seed)
     pool = [Example.of(call) for call in calls]
     precondition = PRECONDITIONS.get(op.name, lambda call: True)
-    valid = [example for example in pool if precondition(example.call) and _eager_accepts(example)]
+    refusals: list[BaseException] = []
+    valid = [example for example in pool if precondition(example.call) and _eager_accepts(example, refusals)]
+    if not valid and pool:
+        raise NoValidCall(_why_refused(refusals, dtype, device))
     order: dict[tuple, int] = {}
     counts: dict[tuple, int] = {}
     for example in valid:
@@ -259,9 +262,28 @@ def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles
     return chosen
 
 
-def _eager_accepts(example: Example) -> bool:
+class NoValidCall(Exception):
+    """The eager kernel refused every drawn call; the message says why, in the kernel's words."""
+
+
+def _eager_accepts(example: Example, refusals: list[BaseException]) -> bool:
     try:
         example.program()(*example.fresh_inputs())
-    except Exception:  # the kernel refuses these inputs: not a valid call
+    except Exception as err:  # the kernel refuses these inputs: not a valid call
+        kernel_errors.screen(err)  # unless the device itself failed: that is the case's crash
+        refusals.append(err)
         return False
     return True
+
+
+def _why_refused(refusals: list[BaseException], dtype: str, device: str) -> str:
+    """The skip's reason: the device lacks a kernel for the dtype, or the kernel's most common refusal."""
+    for err in refusals:
+        missing = kernel_errors.missing_kernel(err, dtype)
+        if missing:
+            return f"the {device} kernel has no {dtype} implementation: {missing}"
+    if not refusals:
+        return "every drawn input broke a precondition the kernel does not check"
+    lines = [f"{type(err).__name__}: {kernel_errors.first_line(err)}" for err in refusals]
+    common = max(set(lines), key=lines.count)
+    return f"the eager kernel rejected every drawn input ({len(refusals)}; most often {common})"

@@ -128,6 +128,9 @@ class Isolated:
         if ready:
             try:
                 kind, record = self.connection.recv()
+                if record.get("status") == "crash":  # a device fault: the worker's device context is poisoned
+                    self._kill()
+                    self.restarts += 1
                 return record
             except (EOFError, ConnectionError):
                 code = self._reap()

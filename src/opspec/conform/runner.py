@@ -21,7 +21,7 @@ from opspec.bridge import versions
 from opspec.conform import attribution, backends, cases, evidence, properties, replay, torch_logs
 from opspec.conform.cases import Case, Example
 from opspec.spec import atomic, load
-from opspec.testing import compare
+from opspec.testing import compare, kernel_errors
 from opspec.testing.strategies import Call
 
 STATUSES = ("pass", "fallback", "fail", "xfail", "xpass", "skip", "compile-error", "run-error", "crash", "timeout")
@@ -69,8 +69,12 @@ class CaseRunner:
         with evidence.collecting() as seen:
             try:
                 record = self._run(case, seen)
+            except kernel_errors.DeviceFault as err:
+                record = {"status": "crash", "message": f"{err}; the worker is replaced"}
             except Exception as err:  # a suite bug must cost one case, not the run
                 record = {"status": "run-error", "message": f"{attribution.INTERNAL}: {type(err).__name__}: {err}"}
+            if record["status"] in ("compile-error", "run-error") and device_fault(record.get("message", "")):
+                record = {**record, "status": "crash", "message": f"device fault: {record['message']}; the worker is replaced"}
         record.setdefault("message", "")
         record.update(case.as_dict())
         record["compiles"] = self.backend.compiles - compiles_before
@@ -88,7 +92,9 @@ class CaseRunner:
                 record["repro_file"] = str(repro_file)
         elif record["status"] == "pass":
             record.pop("repro", None)
-        if record["status"] not in PASSING:
+        if record["status"] == "crash":  # a device fault: replaying on a poisoned device proves nothing
+            record.update(attribution.device_fault().as_dict())
+        elif record["status"] not in PASSING:
             record.update(self._blame(case, record).as_dict())
         record["duration_s"] = round(time.perf_counter() - started, 3)
         return record
@@ -147,6 +153,10 @@ class CaseRunner:
             else:
                 examples = cases.draw(op, case.dtype, case.device, max_examples=self.settings.max_examples,
                                       max_compiles=self.settings.max_compiles, seed=seed)
+        except cases.NoValidCall as err:
+            return {"status": "skip", "message": str(err), "examples": 0}
+        except kernel_errors.DeviceFault:
+            raise
         except Exception as err:  # hypothesis could not satisfy the strategy
             return {"status": "skip", "message": f"no valid inputs could be drawn: {type(err).__name__}: {err}"}
         if not examples:
@@ -206,3 +216,8 @@ def recorded_calls(path: str, case: Case) -> list:
         if op == case.op and (not tensors or cases.dtype_name(tensors[0].dtype) == case.dtype):
             calls.append(call)
     return calls
+
+
+def device_fault(message: str) -> bool:
+    """A record's message that says the device context is poisoned (see kernel_errors.DEVICE_FAULTS)."""
+    return any(pattern in message for pattern in kernel_errors.DEVICE_FAULTS)

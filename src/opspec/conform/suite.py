@@ -56,7 +56,9 @@ def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
                 record = expectations_mod.skipped(case, expectation)
             else:
                 record = executor.run(case)
-                if record["status"] in ("crash", "timeout") and not plan.keep_going:
+                # a device fault is recorded by a live worker, which is then replaced: the run can go on
+                lost = record["status"] in ("crash", "timeout") and not record.get("message", "").startswith("device fault")
+                if lost and not plan.keep_going:
                     raise RunAborted(f"{case.op} {case.dtype} {case.device}: {record['status']}: {record['message']} "
                                      f"(rerun with --isolate to record it and go on; finished cases are in "
                                      f"{journal.path}, continue with --resume {journal.path})")

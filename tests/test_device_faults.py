@@ -1,0 +1,104 @@
+"""Device truth, built and checked on CPU with simulated faults: a dtype the device has no kernel for
+is a skip with the kernel's words, and a device fault is one crash after which a fresh worker goes on."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from opspec.bridge import torch_ops
+from opspec.checks import decomp_check
+from opspec.cli import main
+from opspec.conform.cases import Case
+from opspec.conform.runner import CaseRunner, Settings
+from opspec.spec import load
+from opspec.testing import kernel_errors
+
+HERE = Path(__file__).parent
+NOT_FOR_INT = "\"addcmul_cpu_out\" not implemented for 'Int'"
+
+
+def test_kernel_errors_are_told_apart():
+    assert kernel_errors.missing_kernel(NotImplementedError(NOT_FOR_INT), "int32")
+    assert kernel_errors.missing_kernel(RuntimeError(NOT_FOR_INT), "torch.int32")
+    assert not kernel_errors.missing_kernel(RuntimeError(NOT_FOR_INT), "int64")  # another dtype's kernel
+    assert not kernel_errors.missing_kernel(RuntimeError("size mismatch"), "int32")
+    assert kernel_errors.is_device_fault(RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel errors..."))
+    assert not kernel_errors.is_device_fault(RuntimeError("expected a non-empty tensor"))
+    with pytest.raises(kernel_errors.DeviceFault, match="illegal memory access"):
+        kernel_errors.screen(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    kernel_errors.screen(ValueError("just a refused call"))
+
+
+def without_int_kernel(real):
+    def kernel(*args, **kwargs):
+        if any(isinstance(a, torch.Tensor) and a.dtype == torch.int32 for a in args):
+            raise NotImplementedError(NOT_FOR_INT)
+        return real(*args, **kwargs)
+    return kernel
+
+
+@pytest.fixture
+def addcmul():
+    opset = load.load_opset()
+    return decomp_check.subject_for_rule(opset, opset.rules_by_op["aten::addcmul"])
+
+
+def test_a_missing_kernel_is_a_skip_with_its_reason(addcmul, monkeypatch):
+    real = torch_ops.resolve("aten::addcmul")
+    monkeypatch.setattr(torch_ops, "resolve", lambda name: without_int_kernel(real) if name == "aten::addcmul" else real)
+    decomp_check._accepted.clear()
+    outcome = decomp_check.run(addcmul, dtypes=(torch.int32, torch.float32), max_examples=5, closure=False)
+    assert outcome.ok and outcome.examples > 0  # float32 was still checked
+    assert "has no int32 implementation" in outcome.skipped and "not implemented for 'Int'" in outcome.skipped
+
+
+def test_a_device_fault_in_the_kernel_is_not_a_refused_call(addcmul, monkeypatch):
+    def faulted(*args, **kwargs):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(torch_ops, "resolve", lambda name: faulted)
+    call = decomp_check.strategies.draw_examples(decomp_check.draw_calls(addcmul, torch.float32, "cpu"), 1)[0]
+    with pytest.raises(kernel_errors.DeviceFault):
+        decomp_check.check_values(addcmul, call, torch.float32)
+
+
+def test_conform_skips_a_missing_kernel_and_crashes_on_a_device_fault(monkeypatch):
+    from opspec.conform import cases
+
+    runner = CaseRunner(Settings(backend="eager", max_examples=2, max_compiles=1))
+    real = cases.make_program
+
+    def simulated(op, args, kwargs, written):
+        program = real(op, args, kwargs, written)
+
+        def kernel(*tensors):
+            if op == "aten::abs" and any(t.dtype == torch.int32 for t in tensors):
+                raise NotImplementedError(NOT_FOR_INT)
+            if op == "aten::neg":
+                raise RuntimeError("CUDA error: an illegal memory access was encountered")
+            return program(*tensors)
+        return kernel
+
+    monkeypatch.setattr(cases, "make_program", simulated)
+    skipped = runner.run(Case("aten::abs", "int32", "cpu"))
+    assert skipped["status"] == "skip" and "has no int32 implementation" in skipped["message"], skipped["message"]
+    crashed = runner.run(Case("aten::neg", "float32", "cpu"))
+    assert crashed["status"] == "crash" and crashed["message"].startswith("device fault"), crashed["message"]
+    assert crashed["blame_stage"] == "device"
+    assert runner.run(Case("aten::abs", "float32", "cpu"))["status"] == "pass"
+
+
+def test_a_device_fault_costs_one_case_and_a_fresh_worker_runs_the_next(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(HERE))  # workers inherit sys.path
+    report = tmp_path / "report.json"
+    # not --isolate: a device fault still lets the run go on, on a fresh worker
+    code = main(["conform", "--backend", "conform_faults:device_faulty", "--report", str(report), "--no-expectations",
+                 "--ops", "acos,relu,sin", "--max-examples", "2", "--max-compiles", "1"])
+    statuses = {r["op"]: (r["status"], r["message"]) for r in json.loads(report.read_text())["results"]}
+    assert statuses["aten::acos"][0] == "crash" and "illegal memory access" in statuses["aten::acos"][1]
+    # not poisoned: the right answer (computed by the eager kernels this backend hands back: a fallback)
+    assert {statuses["aten::relu"][0], statuses["aten::sin"][0]} <= {"pass", "fallback"}, statuses
+    assert code == 1
