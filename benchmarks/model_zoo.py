@@ -311,6 +311,7 @@ def main() -> int:
         result = measure(key, earlier.get(key))
         result["benchmark_s"] = round(time.perf_counter() - started, 1)
         results.append(result)
+        atomic.write_text(args.out, json.dumps(summarised(results), indent=1) + "\n")  # a stopped run keeps its models
         verdicts = ", ".join(f"{b} {'ok' if v['agrees'] else 'NO'}" for b, v in result["backends"].items())
         print(f"{key}: {result['ops']} ops, op set {'ok' if result['op_set']['agrees'] else 'NO'}, {verdicts} "
               f"({result['benchmark_s']}s)", flush=True)
