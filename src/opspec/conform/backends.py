@@ -56,6 +56,7 @@ class Backend:
     front_end: list[str] = field(default_factory=list)  # front-end layers seen while compiling (aot_autograd)
     duck_shapes: bool = True
     package: str = ""  # the distribution the backend comes from
+    delegated: set[str] = field(default_factory=set)  # ops a partitioner handed to an inner delegate (XNNPACK)
     inner: Callable | None = field(default=None, repr=False)  # the torch.compile backend callable
     table: dict = field(default_factory=dict, repr=False)  # export: the opset's decomposition table
 
@@ -246,7 +247,9 @@ def _version_of(*distributions: str) -> str:
 def known_names() -> list[str]:
     from torch._dynamo.backends.registry import list_backends
 
-    return sorted({*list_backends(exclude_tags=()), "eager", *PROGRAM_BACKENDS})
+    from opspec.conform.adapters import ADAPTERS
+
+    return sorted({*list_backends(exclude_tags=()), "eager", *PROGRAM_BACKENDS, *ADAPTERS})
 
 
 def resolve(spec: str, opset=None, *, dynamic: bool = True) -> Backend:
@@ -275,6 +278,13 @@ def _resolve(spec: str, opset, dynamic: bool) -> Backend:
             raise UnknownBackend(f"backend onnxruntime needs the onnx extra: pip install 'opspec[onnx]' ({err})") from None
         return Backend(ONNXRUNTIME, _onnx_compile, _version_of("onnxruntime", "onnxscript", "onnx") + f", {torch_version}",
                        dynamic, package="onnxruntime")
+    from opspec.conform import adapters
+
+    if spec in adapters.ADAPTERS:
+        try:
+            return adapters.factory(spec)(dynamic)
+        except adapters.MissingPackage as err:
+            raise UnknownBackend(str(err)) from None
     if ":" in spec:
         inner = _load_callable(spec)
         distribution = _distribution_of(references.split(spec)[0].split(".")[0])

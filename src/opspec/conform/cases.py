@@ -24,6 +24,7 @@ from opspec.bridge import torch_ops
 from opspec.spec.model import CoreOp, Opset, canonical_op_name
 from opspec.testing import kernel_errors, strategies
 from opspec.testing.strategies import Call
+from opspec.testing.strategies import edges as edge_draws
 from opspec.testing.strategies.call import map_tensors, python_literal
 from opspec.testing.strategies.schema_args import arguments_of
 
@@ -235,16 +236,23 @@ def literal(value: Any, prefix: str = "t") -> str:
     return python_literal(value)
 
 
-def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles: int, seed: int) -> list[Example]:
-    """Up to ``max_examples`` examples the eager kernel accepts, from at most ``max_compiles`` compile keys."""
+def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles: int, seed: int,
+         edges: bool = True) -> list[Example]:
+    """Examples the eager kernel accepts, from at most ``max_compiles`` compile keys.
+
+    Up to ``max_examples`` random draws; with ``edges``, the op's branch settings take
+    compile keys beyond the first (``edges.branch_variants``), and every key also runs
+    its first example with the domain's edge values (``edges.value_variants``), which
+    needs no compile of its own. Random draws come first, so a failure they show is
+    reported on plain inputs where it can be.
+    """
     strategy = strategies.calls(op.schema, op.testing, dtype, device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", HypothesisDeprecationWarning)  # said once per process, noise in a run
         calls = strategies.draw_examples(strategy, max_examples * POOL_FACTOR, seed)
     pool = [Example.of(call) for call in calls]
-    precondition = PRECONDITIONS.get(op.name, lambda call: True)
     refusals: list[BaseException] = []
-    valid = [example for example in pool if precondition(example.call) and _eager_accepts(example, refusals)]
+    valid = _accepted(op, pool, refusals)
     if not valid and pool:
         raise NoValidCall(_why_refused(refusals, dtype, device))
     order: dict[tuple, int] = {}
@@ -252,14 +260,36 @@ def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles
     for example in valid:
         order.setdefault(example.key, len(order))
         counts[example.key] = counts.get(example.key, 0) + 1
-    keys = sorted(counts, key=lambda k: (-counts[k], order[k]))[:max_compiles]
+    ranked = sorted(counts, key=lambda k: (-counts[k], order[k]))
+    branches: list[Example] = []
+    if edges and ranked:
+        first = next(e for e in valid if e.key == ranked[0])
+        for variant in _accepted(op, [Example.of(c) for c in edge_draws.branch_variants(first.call)]):
+            if len(branches) + 1 < max_compiles and variant.key != ranked[0] and \
+                    all(variant.key != b.key for b in branches):
+                branches.append(variant)
+    keys = ranked[:max(0, max_compiles - len(branches))]
     groups = {key: [e for e in valid if e.key == key] for key in keys}
     chosen: list[Example] = []
     while len(chosen) < max_examples and any(groups.values()):
         for key in keys:  # round-robin, so a second key adds variety without starving the first
             if groups[key] and len(chosen) < max_examples:
                 chosen.append(groups[key].pop(0))
-    return chosen
+    if not edges:
+        return chosen
+    hints = strategies.effective_hints(op.name, op.testing)
+    firsts = [next(e for e in chosen if e.key == key) for key in keys if any(e.key == key for e in chosen)]
+    extra = list(branches)
+    for example in [*firsts, *branches]:
+        variants = [Example.of(c) for c in edge_draws.value_variants(example.call, hints, strategies.dtype_of(dtype))]
+        extra += [v for v in _accepted(op, variants) if v.key == example.key]
+    return chosen + extra
+
+
+def _accepted(op: CoreOp, examples: list[Example], refusals: list[BaseException] | None = None) -> list[Example]:
+    precondition = PRECONDITIONS.get(op.name, lambda call: True)
+    refusals = [] if refusals is None else refusals
+    return [example for example in examples if precondition(example.call) and _eager_accepts(example, refusals)]
 
 
 class NoValidCall(Exception):

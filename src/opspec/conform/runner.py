@@ -42,6 +42,7 @@ class Settings:
     repro_dir: str | None = None  # each example's repro is written here before it runs; kept where it fails
     log_file: str | None = None  # torch's logs (guards, recompiles) go here, not to the terminal
     inputs: str | None = None  # a recorded-call file (opspec-ir JSON): its calls replace the drawn examples
+    edges: bool = True  # edge inputs and branch settings on top of the random draws (cases.draw)
 
 
 WARM_OPSET = "OPSPEC_WARM_OPSET"  # the opset version the workers' forkserver preloads
@@ -64,7 +65,7 @@ class CaseRunner:
         started = time.perf_counter()
         torch._dynamo.reset()  # fresh dynamo state: no case sees another's caches or recompile counts
         compiles_before = self.backend.compiles
-        self.backend.handed, self.backend.front_end = set(), []
+        self.backend.handed, self.backend.front_end, self.backend.delegated = set(), [], set()
         self.failing: tuple[Example, Example] | None = None  # (failing example, the one its program was built for)
         with evidence.collecting() as seen:
             try:
@@ -96,6 +97,8 @@ class CaseRunner:
             record.update(attribution.device_fault().as_dict())
         elif record["status"] not in PASSING:
             record.update(self._blame(case, record).as_dict())
+        if self.backend.delegated:
+            record["delegated_ops"] = sorted(self.backend.delegated)
         record["duration_s"] = round(time.perf_counter() - started, 3)
         return record
 
@@ -152,7 +155,8 @@ class CaseRunner:
                 examples = [Example.of(call) for call in recorded_calls(self.settings.inputs, case)]
             else:
                 examples = cases.draw(op, case.dtype, case.device, max_examples=self.settings.max_examples,
-                                      max_compiles=self.settings.max_compiles, seed=seed)
+                                      max_compiles=self.settings.max_compiles, seed=seed,
+                                      edges=self.settings.edges)
         except cases.NoValidCall as err:
             return {"status": "skip", "message": str(err), "examples": 0}
         except kernel_errors.DeviceFault:

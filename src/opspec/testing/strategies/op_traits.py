@@ -121,3 +121,23 @@ INTEGER_DIVISOR = {
 # Argument names whose tensors are masks whatever dtype is under test.
 BOOL_TENSOR_NAMES = frozenset({"condition", "mask"})
 DIM_NAMES = frozenset({"dim", "dims", "dim0", "dim1", "dim2"})
+
+# Constant arguments where an op's semantics branch, most telling first: the edge layer
+# (edges.branch_variants) runs a drawn call again with each setting, as long as compiles allow.
+BRANCHES: dict[str, tuple[dict, ...]] = {
+    "aten::div.Tensor_mode": ({"rounding_mode": "floor"}, {"rounding_mode": "trunc"}),
+    "aten::div.Scalar_mode": ({"rounding_mode": "floor", "other": -2.5}, {"rounding_mode": "trunc", "other": -2.5}),
+    "aten::div.Scalar": ({"other": 0.0},),
+    "aten::clamp": ({"min": 0.5, "max": -0.5}, {"min": None, "max": 0.0}),
+    "aten::hardtanh": ({"min_val": 0.5, "max_val": -0.5},),
+    "aten::pow.Tensor_Scalar": ({"exponent": 0}, {"exponent": 0.5}, {"exponent": -1}),
+    "aten::pow.Scalar": ({"self": 1.0}, {"self": 0.0}),
+    "aten::fmod.Scalar": ({"other": -1.5},),
+    "aten::remainder.Scalar": ({"other": -1.5},),
+    "aten::mul.Scalar": ({"other": float("inf")},),
+    "aten::eq.Scalar": ({"other": float("nan")},),
+    "aten::ne.Scalar": ({"other": float("nan")},),
+    "aten::gelu": ({"approximate": "tanh"}, {"approximate": "none"}),
+    "aten::var.correction": ({"correction": 0},),
+    "aten::leaky_relu": ({"negative_slope": -1.0},),
+}

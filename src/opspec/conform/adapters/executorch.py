@@ -1,0 +1,106 @@
+"""ExecuTorch: torch.export -> Edge dialect (``to_edge_transform_and_lower``) -> ``to_executorch`` -> the runtime.
+
+Two backends: ``executorch`` (every op on the portable CPU kernels) and
+``executorch-xnnpack`` (the XNNPACK partitioner delegates what it supports; the
+rest runs on the portable kernels). The program is exported the way the
+``export`` backend exports it (dynamic sizes, ``Dim.AUTO``), lowered with
+ExecuTorch's own decompositions, serialized, loaded by the runtime
+(``executorch.runtime``, the pybindings) and run there: nothing falls back to
+PyTorch, so every op of the program ran in ExecuTorch. For XNNPACK, the ops
+inside delegated subgraphs are recorded (``delegated_ops``), and the rest ran
+on portable kernels.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import torch
+from torch.utils import _pytree
+
+from opspec.conform import adapters
+from opspec.conform import backends as backends_mod
+from opspec.conform.backends import Backend, CompileError, graph_ops, root_cause_line
+
+FRONT_END = "torch.export"  # named in messages, so a failure says whose it is
+
+
+def portable(dynamic: bool = True) -> Backend:
+    return _backend("executorch", dynamic, xnnpack=False)
+
+
+def xnnpack(dynamic: bool = True) -> Backend:
+    return _backend("executorch-xnnpack", dynamic, xnnpack=True)
+
+
+def _backend(name: str, dynamic: bool, *, xnnpack: bool) -> Backend:
+    adapters.require("executorch.exir", "executorch", name)
+    version = backends_mod._version_of("executorch") + f", torch {torch.__version__}"
+
+    def compile_fn(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
+        return _compile(backend, fn, example_inputs, xnnpack=xnnpack)
+
+    return Backend(name, compile_fn, version, dynamic)
+
+
+def _delegated(edge_program) -> set[str]:
+    """Ops inside the subgraphs a partitioner delegated (``executorch_call_delegate``)."""
+    found: set[str] = set()
+    module = edge_program.graph_module
+    for node in module.graph.nodes:
+        if node.op == "get_attr" and node.target.startswith("lowered_module"):
+            lowered = getattr(module, node.target)
+            found |= {_aten_name(op) for op in graph_ops(lowered.original_module.graph)}
+    return found
+
+
+def _aten_name(op: str) -> str:
+    """Edge dialect ops print as the aten overload they wrap."""
+    return op
+
+
+def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: bool) -> Callable:
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.runtime import Runtime
+
+    backend.compiles += 1
+    # the runtime takes dense tensors only (no strides, only a dim order): export what it will be given
+    example_inputs = [t.contiguous() for t in example_inputs]
+    try:
+        exported = backends_mod._export(fn, example_inputs) if backend.dynamic else \
+            torch.export.export(backends_mod.ProgramModule(fn), tuple(example_inputs), strict=False)
+    except Exception as err:  # noqa: BLE001
+        raise CompileError(f"{FRONT_END}: {root_cause_line(err)}") from err
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            partitioner = []
+            if xnnpack:
+                from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+
+                partitioner = [XnnpackPartitioner()]
+            edge = to_edge_transform_and_lower(exported, partitioner=partitioner)
+            edge_program = edge.exported_program()
+            program = edge.to_executorch()
+            buffer = program.buffer
+            loaded = Runtime.get().load_program(buffer)
+            method = loaded.load_method("forward")
+    except Exception as err:  # noqa: BLE001
+        raise CompileError(f"executorch: {root_cause_line(err)}") from err
+    delegated = _delegated(edge_program)
+    portable_ops = graph_ops(edge_program.graph)
+    backend.handed |= graph_ops(exported.graph)
+    backend.delegated = getattr(backend, "delegated", set()) | delegated
+    _, spec = _pytree.tree_flatten(fn(*[t.clone() for t in example_inputs]))
+
+    def run(*inputs, _keep=(buffer, loaded)):  # the method reads the program's memory: keep it alive
+        # the runtime reads a tensor's memory as its dim order says; views are made dense first
+        outputs = method.execute(tuple(t.contiguous() for t in inputs))
+        return _pytree.tree_unflatten(list(outputs), spec)
+
+    def executed_ops() -> dict[str, list[str]]:
+        return {"backend": sorted(delegated | portable_ops), "pytorch": []}
+
+    run.executed_ops = executed_ops
+    run.delegated_ops = sorted(delegated)
+    return run

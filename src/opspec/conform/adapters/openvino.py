@@ -1,0 +1,149 @@
+"""OpenVINO's ``torch.compile`` backend (the ``openvino`` entry point), observed.
+
+The backend traces the graph with its decompositions, partitions it with
+``CapabilityBasedPartitioner`` and runs each partition (``fused_*``
+submodules) in OpenVINO; everything else runs in PyTorch, and it falls back
+silently twice: a graph it cannot convert is handed to Inductor, and a
+partition that fails at its first run goes on in PyTorch for good. By default
+the partitioner drops single-node partitions, so a one-op program runs
+entirely in PyTorch; ``options={"testing": True}`` keeps them.
+
+Two backends:
+- ``openvino``: the entry point as users get it (default options);
+- ``openvino-single-op``: ``options={"testing": True}``, so each op opspec
+  tests gets its own partition and really runs in OpenVINO.
+
+The adapter keeps the Inductor fallback from passing as OpenVINO's result (it
+is a compile error naming OpenVINO's own failure), and the callable it returns
+says which ops ran where (``executed_ops()``): ops inside partitions that ran
+in OpenVINO, and ops at the top level or in partitions that fell back, in PyTorch.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import sys
+from typing import Any, Callable
+
+import torch
+
+from opspec.conform import adapters
+from opspec.conform import backends as backends_mod
+from opspec.conform.backends import Backend, CompileError, graph_ops, root_cause_line
+
+SINGLE_OP = {"testing": True}
+
+
+def default(dynamic: bool = True) -> Backend:
+    return _backend("openvino", dynamic, None)
+
+
+def single_op(dynamic: bool = True) -> Backend:
+    return _backend("openvino-single-op", dynamic, dict(SINGLE_OP))
+
+
+def _entry_point() -> Callable:
+    """The ``openvino`` backend exactly as torch.compile finds it: the package's entry point."""
+    for entry in importlib.metadata.entry_points(group="torch_dynamo_backends"):
+        if entry.name == "openvino":
+            return entry.load()
+    raise adapters.MissingPackage("the openvino package registers no 'openvino' torch.compile backend")
+
+
+def _backend(name: str, dynamic: bool, options: dict | None) -> Backend:
+    adapters.require("openvino.frontend.pytorch.torchdynamo.backend", "openvino", name)
+    version = backends_mod._version_of("openvino") + f", torch {torch.__version__}"
+    return Backend(name, backends_mod._dynamo_compile, version, dynamic, inner=Observed(name, _entry_point(), options))
+
+
+class Observed:
+    """The OpenVINO backend with its partitions captured and its Inductor fallback refused."""
+
+    def __init__(self, name: str, entry: Callable, options: dict | None):
+        self.__name__ = name
+        self.entry, self.options = entry, options
+        self._alive: list = []  # OpenVINO caches partitioned graphs by id(): keep ids from being reused
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list):
+        partitioned: list[torch.fx.GraphModule] = []
+        with _capturing_partitions(partitioned), _refusing_inductor():
+            compiled = self.entry(gm, example_inputs, options=self.options)
+        module = partitioned[-1] if partitioned else None
+        self._alive += [gm, module, compiled]
+        return Executed(compiled, module)
+
+
+class Executed:
+    """The compiled program, and what ran where (read after each call: a partition may fall back at run time)."""
+
+    def __init__(self, compiled: Callable, module: torch.fx.GraphModule | None):
+        self.compiled, self.module = compiled, module
+
+    def __call__(self, *args):
+        result = self.compiled(*args)
+        _tell_runner(self.executed_ops())
+        return result
+
+    def executed_ops(self) -> dict[str, list[str]]:
+        if self.module is None:
+            return {"backend": [], "pytorch": []}
+        from openvino.frontend.pytorch.torchdynamo.execute import OpenVINOGraphModule
+
+        backend, pytorch = set(), set(graph_ops(self.module.graph))
+        for node in self.module.graph.nodes:
+            if node.op != "call_module":
+                continue
+            child = self.module.get_submodule(node.target)
+            if isinstance(child, OpenVINOGraphModule):
+                (pytorch if child.perm_fallback else backend).update(graph_ops(child.gm.graph))
+            elif isinstance(child, torch.fx.GraphModule):  # not run yet: OpenVINO will compile it at the first call
+                backend |= graph_ops(child.graph)
+        return {"backend": sorted(backend), "pytorch": sorted(pytorch)}
+
+
+def _tell_runner(ops: dict[str, list[str]]) -> None:
+    """Report to the runner's evidence collector, where there is one."""
+    try:
+        from opspec.conform import evidence  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    report = getattr(evidence, "report", None)
+    if callable(report):
+        report(ops["backend"], ops["pytorch"])
+
+
+@contextlib.contextmanager
+def _capturing_partitions(found: list):
+    from openvino.frontend.pytorch.torchdynamo import partition
+
+    original = partition.Partitioner.make_partitions
+
+    def make_partitions(self, graph_module, options):
+        module = original(self, graph_module, options)
+        found.append(module)
+        return module
+
+    partition.Partitioner.make_partitions = make_partitions
+    try:
+        yield
+    finally:
+        partition.Partitioner.make_partitions = original
+
+
+@contextlib.contextmanager
+def _refusing_inductor():
+    """OpenVINO's backend catches any error of its own and compiles with Inductor instead: say so."""
+    from openvino.frontend.pytorch.torchdynamo import backend as ov_backend
+
+    original = ov_backend.compile_fx
+
+    def compile_fx(*args: Any, **kwargs: Any):
+        failure = sys.exc_info()[1]  # called from the except block that caught OpenVINO's error
+        cause = root_cause_line(failure) if failure is not None else "unknown error"
+        raise CompileError(f"openvino failed to convert the graph (its backend would run Inductor instead): {cause}")
+
+    ov_backend.compile_fx = compile_fx
+    try:
+        yield
+    finally:
+        ov_backend.compile_fx = original

@@ -1,0 +1,169 @@
+"""Edge inputs, deterministically: the values and argument settings where kernels differ.
+
+Random draws find edge values only by luck (a 4-example run rarely holds a
+sigmoid input below -8, or a NaN where ``maximum`` compares). This module
+rewrites a drawn call instead of drawing new ones:
+
+- ``value_variants``: the call with the contents of its data tensors replaced
+  by the domain's edge values (signed zeros, infinities, NaN, extremes, the
+  smallest normal and denormal numbers, halfway ties, a ladder of magnitudes
+  from 1e-30 to 1e30), cycled so that every edge value lands in every data
+  tensor, each tensor rotated against the others so that different edges meet
+  at the same position. Shapes, strides and constants are the call's own, so a
+  backend with dynamic shapes runs them in the program it already built.
+- ``branch_variants``: the call with its constants set where the op's
+  semantics branch (``BRANCHES``: rounding modes, ``min > max``, a zero
+  exponent). Each one is a new program, so callers spend compiles on them.
+
+Which tensors are data: tensors of the call's dtype (index tensors of a float
+op and boolean masks keep their drawn values). Values leave an argument's
+domain hint never; a variant the eager kernel rejects is for the caller to drop.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from opspec.spec.model import Interval, TestingHints
+from opspec.testing.strategies.call import Call
+from opspec.testing.strategies.op_traits import BRANCHES, INTEGER_DIVISOR
+from opspec.testing.strategies.schema_args import arguments_of
+from opspec.testing.strategies.values import contains, copy_preserving_layout, storage_view
+
+MAX_VALUE_VARIANTS = 48  # enough for every edge value to reach a one-element tensor
+MAGNITUDES = tuple(10.0 ** k for k in (-30, -10, -4, -1, 1, 4, 10, 30)) + (3.0, 9.0, 20.0, 100.0)
+TIES = (0.5, 1.5, 2.5)
+
+
+def float_edges(dtype: torch.dtype, domain: Interval | None) -> list[float]:
+    """The edge values of a floating dtype inside ``domain``, each once, in a fixed order."""
+    info = torch.finfo(dtype)
+    candidates = [0.0, -0.0, float("nan"), float("inf"), float("-inf"), info.max, -info.max, info.tiny, -info.tiny,
+                  info.smallest_normal / 4, -info.smallest_normal / 4, info.eps, 1.0, -1.0]
+    candidates += [v for tie in TIES for v in (tie, -tie)]
+    candidates += [v for m in MAGNITUDES for v in (m, -m)]
+    if domain is not None:
+        candidates = [v for v in candidates if contains(domain, v)]
+        candidates += [b for b, closed in ((domain.low, domain.low_closed), (domain.high, domain.high_closed))
+                       if closed and math.isfinite(b)]
+    kept, seen = [], set()
+    for value in candidates:
+        if math.isnan(value):
+            if domain is None and "nan" not in seen:
+                seen.add("nan")
+                kept.append(value)
+            continue
+        rounded = float(torch.tensor(value, dtype=torch.float64).to(dtype).item())  # as the tensor will hold it
+        key = (rounded, math.copysign(1.0, rounded))
+        if key not in seen and contains(domain, rounded):
+            seen.add(key)
+            kept.append(value)
+    return kept
+
+
+def integer_edges(dtype: torch.dtype, domain: Interval | None, *, divisor: bool = False) -> list[int]:
+    """Zero, ones, the extremes and small ties; never the minimum (``min // -1`` traps) nor 0 for a divisor."""
+    info = torch.iinfo(dtype)
+    candidates = [0, 1, -1, 2, -2, 3, -3, 7, -7, info.max, info.min + 1]
+    if divisor:
+        candidates = [v for v in candidates if v != 0]
+    return [v for v in dict.fromkeys(candidates) if info.min <= v <= info.max and contains(domain, float(v))]
+
+
+def edges_for(tensor: torch.Tensor, domain: Interval | None, divisor: bool = False) -> list:
+    if tensor.dtype == torch.bool:
+        return [False, True]
+    if tensor.dtype.is_complex:
+        part = float_edges(torch.float32 if tensor.dtype == torch.complex64 else torch.float64, None)
+        finite = [v for v in part if math.isfinite(v)]  # as values.py: C99 Annex G cases are not promised
+        return [complex(a, b) for a, b in zip(finite, reversed(finite))]
+    if tensor.dtype.is_floating_point:
+        return float_edges(tensor.dtype, domain)
+    return integer_edges(tensor.dtype, domain, divisor=divisor)
+
+
+def _filled(tensor: torch.Tensor, edges: list, start: int) -> torch.Tensor:
+    """A copy of ``tensor`` (layout kept) holding ``edges`` cyclically from ``start``."""
+    out = copy_preserving_layout(tensor)
+
+    def cycle(n: int) -> torch.Tensor:
+        flat = [edges[(start + i) % len(edges)] for i in range(n)]
+        wide = torch.float64 if tensor.dtype.is_floating_point else None  # round once, to the tensor's dtype
+        return torch.tensor(flat, dtype=wide).to(tensor.dtype)
+
+    if torch._debug_has_internal_overlap(out) == 0:  # each element its own memory
+        out.copy_(cycle(out.numel()).reshape(out.shape))
+    else:  # an expanded view: its few distinct elements live in the storage
+        storage = storage_view(out)
+        storage.copy_(cycle(storage.numel()))
+    return out
+
+
+def _data_tensors(call: Call, dtype: torch.dtype) -> list[tuple[str, torch.Tensor]]:
+    """(argument name, tensor) for the call's data tensors, in order."""
+    _, arguments = arguments_of_call(call)
+    found: list[tuple[str, torch.Tensor]] = []
+    named = dict(zip([a.name for a in arguments], call.args))
+    named.update(call.kwargs)
+    for name, value in named.items():
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if isinstance(item, torch.Tensor) and item.dtype == dtype and item.numel() > 0:
+                found.append((name, item))
+    return found
+
+
+def arguments_of_call(call: Call):
+    from opspec.bridge.torch_ops import all_aten_schemas
+
+    return arguments_of(all_aten_schemas()[call.op])
+
+
+def value_variants(call: Call, hints: TestingHints, dtype: torch.dtype) -> list[Call]:
+    """The call with its data tensors holding every edge value of their domain (see the module doc)."""
+    data = _data_tensors(call, dtype)
+    if not data:
+        return []
+    edge_lists = [edges_for(t, hints.domain.get(name), INTEGER_DIVISOR.get(call.op) == name) for name, t in data]
+    smallest = min(t.numel() for _, t in data)
+    longest = max(len(e) for e in edge_lists)
+    count = min(MAX_VALUE_VARIANTS, max(1, math.ceil(longest / smallest)))
+    variants = []
+    for k in range(count):
+        replacements = {id(t): _filled(t, edges, k * smallest + 3 * i)
+                        for i, ((_, t), edges) in enumerate(zip(data, edge_lists))}
+        variants.append(_replace_tensors(call, replacements))
+    return variants
+
+
+def _replace_tensors(call: Call, replacements: dict[int, torch.Tensor]) -> Call:
+    def swap(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return replacements.get(id(value), value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(swap(v) for v in value)
+        return value
+
+    return Call(call.op, swap(call.args), {k: swap(v) for k, v in call.kwargs.items()})
+
+
+def branch_variants(call: Call) -> list[Call]:
+    """The call with its constants set, in turn, to each of ``BRANCHES[op]`` (schema defaults filled in)."""
+    settings = BRANCHES.get(call.op, ())
+    if not settings:
+        return []
+    _, arguments = arguments_of_call(call)
+    positional = [a.name for a in arguments if not a.kwarg_only]
+    variants = []
+    for setting in settings:
+        args, kwargs = list(call.args), dict(call.kwargs)
+        for name, value in setting.items():
+            position = positional.index(name) if name in positional else None
+            if position is not None and position < len(args):
+                args[position] = value
+            else:
+                kwargs[name] = value
+        variants.append(Call(call.op, tuple(args), kwargs))
+    return variants
