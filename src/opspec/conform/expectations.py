@@ -35,6 +35,7 @@ class Expectation:
     torch: SpecifierSet | None = None  # None: every torch version
     tests: tuple[str, ...] = ()  # the decomposition suite's tests it is for (values, closure, random_rule); all when empty
     link: str = ""
+    attribution: str = ""  # backend | frontend | opspec, where the file says
     where: str = ""  # file:line, for messages
 
     def matches(self, case: Case, torch_version: str) -> bool:
@@ -49,6 +50,8 @@ class Expectation:
             entry["link"] = self.link
         if self.torch is not None:
             entry["torch"] = str(self.torch)
+        if self.attribution:
+            entry["attribution"] = self.attribution
         return entry
 
 
@@ -89,6 +92,7 @@ def read(path: Path, opset: Opset, torch_version: str | None = None) -> Expectat
         entry = Expectation(op=item["op"], status=item["status"], reason=item["reason"],
                             dtypes=tuple(item.get("dtypes", ())), devices=tuple(item.get("devices", ())),
                             torch=torch_range, tests=tuple(item.get("tests", ())), link=item.get("link", ""),
+                            attribution=item.get("attribution", ""),
                             where=f"{mark.path}:{mark.line}")
         if not any(op_matches(name, entry.op) for name in names):
             warnings.append(f"{mark}: expectation {entry.op!r} matches no op of opset {opset.version}")

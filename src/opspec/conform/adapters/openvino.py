@@ -95,10 +95,24 @@ class Executed:
                 continue
             child = self.module.get_submodule(node.target)
             if isinstance(child, OpenVINOGraphModule):
-                (pytorch if child.perm_fallback else backend).update(graph_ops(child.gm.graph))
+                ops, ran_in_openvino = _partition_ran(child, OpenVINOGraphModule)
+                (backend if ran_in_openvino else pytorch).update(ops)
             elif isinstance(child, torch.fx.GraphModule):  # not run yet: OpenVINO will compile it at the first call
                 backend |= graph_ops(child.graph)
         return {"backend": sorted(backend), "pytorch": sorted(pytorch)}
+
+
+def _partition_ran(child, wrapper: type) -> tuple[set[str], bool]:
+    """(ops, whether OpenVINO ran them) for one partition. Each new input signature makes OpenVINO wrap the
+    partition again; a wrapper that fell back calls what it wraps, so the first one that did not, ran it."""
+    while isinstance(child, wrapper):
+        if not child.perm_fallback:
+            inner = child.gm
+            while isinstance(inner, wrapper):
+                inner = inner.gm
+            return graph_ops(inner.graph), True
+        child = child.gm
+    return graph_ops(child.graph), False
 
 
 def _tell_runner(ops: dict[str, list[str]]) -> None:

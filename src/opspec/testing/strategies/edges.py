@@ -93,9 +93,9 @@ def _filled(tensor: torch.Tensor, edges: list, start: int) -> torch.Tensor:
         wide = torch.float64 if tensor.dtype.is_floating_point else None  # round once, to the tensor's dtype
         return torch.tensor(flat, dtype=wide).to(tensor.dtype)
 
-    if torch._debug_has_internal_overlap(out) == 0:  # each element its own memory
+    try:
         out.copy_(cycle(out.numel()).reshape(out.shape))
-    else:  # an expanded view: its few distinct elements live in the storage
+    except RuntimeError:  # an expanded view: elements share memory, so write its few distinct ones in the storage
         storage = storage_view(out)
         storage.copy_(cycle(storage.numel()))
     return out

@@ -1,0 +1,89 @@
+"""Edge inputs: every edge value of a domain reaches every data tensor, deterministically, within the compile budget."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from opspec.conform import cases
+from opspec.conform.runner import cached_opset
+from opspec.spec.model import Interval, TestingHints
+from opspec.testing.strategies import Call, edges
+
+
+def _as_set(values) -> set:
+    return {("nan",) if isinstance(v, float) and math.isnan(v) else (v, math.copysign(1.0, v)) for v in values}
+
+
+def test_float_edges_hold_the_values_kernels_differ_on():
+    found = _as_set(edges.float_edges(torch.float32, None))
+    info = torch.finfo(torch.float32)
+    for value in (0.0, -0.0, math.inf, -math.inf, info.max, -info.max, info.tiny, info.smallest_normal / 4, 0.5, 2.5,
+                  -10.0):
+        assert (value, math.copysign(1.0, value)) in found, value
+    assert ("nan",) in found
+
+
+def test_float_edges_stay_inside_the_domain():
+    domain = Interval(0.0, 1.0, True, False)
+    values = edges.float_edges(torch.float32, domain)
+    assert values and all(0.0 <= v < 1.0 for v in values)
+    assert 0.0 in values and not any(math.isnan(v) for v in values)
+
+
+def test_integer_edges_avoid_the_minimum_and_a_zero_divisor():
+    values = edges.integer_edges(torch.int8, None, divisor=True)
+    assert 127 in values and -128 not in values and 0 not in values
+
+
+def test_value_variants_put_every_edge_value_in_every_data_tensor_and_keep_layout():
+    base = torch.zeros(6, 4)[:, ::2]  # a strided view
+    index = torch.tensor([0, 1])
+    call = Call("aten::index_select", (base, 1, index))
+    variants = edges.value_variants(call, TestingHints(), torch.float32)
+    as_float32 = torch.tensor(edges.float_edges(torch.float32, None), dtype=torch.float64).float()
+    wanted = _as_set(as_float32.tolist())
+    seen = set()
+    for variant in variants:
+        tensor = variant.args[0]
+        assert tensor.stride() == base.stride() and tensor.shape == base.shape
+        assert torch.equal(variant.args[2], index)  # an index tensor keeps its drawn values
+        seen |= _as_set(tensor.flatten().tolist())
+    assert wanted <= seen
+
+
+def test_value_variants_fill_an_expanded_view():
+    expanded = torch.zeros(1, 3).expand(4, 3)
+    variants = edges.value_variants(Call("aten::neg", (expanded,)), TestingHints(), torch.float32)
+    assert variants and all(v.args[0].stride() == expanded.stride() for v in variants)
+
+
+def test_branch_variants_set_the_branching_arguments():
+    call = Call("aten::clamp", (torch.ones(3), -1.0, 1.0))
+    first = edges.branch_variants(call)[0]
+    assert first.args[1] > first.args[2]  # min > max
+    call = Call("aten::div.Tensor_mode", (torch.ones(2), torch.ones(2)), {"rounding_mode": None})
+    assert [v.kwargs["rounding_mode"] for v in edges.branch_variants(call)] == ["floor", "trunc"]
+
+
+@pytest.mark.parametrize("op", ["aten::clamp", "aten::sigmoid", "aten::div.Tensor_mode"])
+def test_draw_adds_edges_without_more_compile_keys_and_is_deterministic(op):
+    definition = cached_opset(None).ops_by_name[op]
+    drawn = cases.draw(definition, "float32", "cpu", max_examples=4, max_compiles=2, seed=3)
+    again = cases.draw(definition, "float32", "cpu", max_examples=4, max_compiles=2, seed=3)
+    plain = cases.draw(definition, "float32", "cpu", max_examples=4, max_compiles=2, seed=3, edges=False)
+    assert len({e.key for e in drawn}) <= 2
+    assert len(drawn) > len(plain)
+    assert [e.key for e in drawn] == [e.key for e in again]
+    assert all(torch.equal(a, b) or (a.isnan() == b.isnan()).all()
+               for x, y in zip(drawn, again) for a, b in zip(x.inputs, y.inputs))
+    values = {v for e in drawn for t in e.inputs for v in t.flatten().tolist()}
+    assert math.inf in values and any(math.isnan(v) for v in values)
+
+
+def test_draw_spends_the_second_compile_on_a_branch():
+    definition = cached_opset(None).ops_by_name["aten::clamp"]
+    drawn = cases.draw(definition, "float32", "cpu", max_examples=4, max_compiles=2, seed=0)
+    bounds = {(e.call.args[1], e.call.args[2]) for e in drawn if len(e.call.args) == 3}
+    assert (0.5, -0.5) in bounds
