@@ -50,13 +50,8 @@ def _delegated(edge_program) -> set[str]:
     for node in module.graph.nodes:
         if node.op == "get_attr" and node.target.startswith("lowered_module"):
             lowered = getattr(module, node.target)
-            found |= {_aten_name(op) for op in graph_ops(lowered.original_module.graph)}
+            found |= graph_ops(lowered.original_module.graph)
     return found
-
-
-def _aten_name(op: str) -> str:
-    """Edge dialect ops print as the aten overload they wrap."""
-    return op
 
 
 def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: bool) -> Callable:
@@ -81,14 +76,13 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
                 partitioner = [XnnpackPartitioner()]
             edge = to_edge_transform_and_lower(exported, partitioner=partitioner)
             edge_program = edge.exported_program()
+            delegated, portable_ops = _delegated(edge_program), graph_ops(edge_program.graph)  # before out= variants
             program = edge.to_executorch()
             buffer = program.buffer
             loaded = Runtime.get().load_program(buffer)
             method = loaded.load_method("forward")
     except Exception as err:  # noqa: BLE001
         raise CompileError(f"executorch: {root_cause_line(err)}") from err
-    delegated = _delegated(edge_program)
-    portable_ops = graph_ops(edge_program.graph)
     backend.handed |= graph_ops(exported.graph)
     backend.delegated = getattr(backend, "delegated", set()) | delegated
     _, spec = _pytree.tree_flatten(fn(*[t.clone() for t in example_inputs]))
