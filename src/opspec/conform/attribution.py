@@ -47,6 +47,8 @@ def stages(backend: backends.Backend) -> list[tuple[str, backends.Backend]]:
     """(layer, reference backend) pairs, outermost first."""
     if backend.name == "eager":
         return []
+    if backend.stages is not None:  # an adapter that names its own front end (ExecuTorch: export, Edge decompositions)
+        return backend.stages()
     if backend.name in backends.PROGRAM_BACKENDS:
         plain = backends.Backend("export (no decompositions)", backends._export_compile, dynamic=backend.dynamic, table={})
         return [("export", plain)]

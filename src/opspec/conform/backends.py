@@ -57,6 +57,8 @@ class Backend:
     duck_shapes: bool = True
     package: str = ""  # the distribution the backend comes from
     delegated: set[str] = field(default_factory=set)  # ops a partitioner handed to an inner delegate (XNNPACK)
+    # an adapter's own front-end layers, as (layer, reference backend) pairs for attribution.stages
+    stages: Callable[[], list] | None = field(default=None, repr=False)
     inner: Callable | None = field(default=None, repr=False)  # the torch.compile backend callable
     table: dict = field(default_factory=dict, repr=False)  # export: the opset's decomposition table
 

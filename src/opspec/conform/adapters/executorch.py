@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 from torch.utils import _pytree
 
-from opspec.conform import adapters
+from opspec.conform import adapters, evidence
 from opspec.conform import backends as backends_mod
 from opspec.conform.backends import Backend, CompileError, graph_ops, root_cause_line
 
@@ -40,7 +40,17 @@ def _backend(name: str, dynamic: bool, *, xnnpack: bool) -> Backend:
     def compile_fn(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
         return _compile(backend, fn, example_inputs, xnnpack=xnnpack)
 
-    return Backend(name, compile_fn, version, dynamic)
+    return Backend(name, compile_fn, version, dynamic, package="executorch", stages=lambda: _stages(dynamic))
+
+
+def _stages(dynamic: bool) -> list[tuple[str, Backend]]:
+    """The front end with PyTorch's kernels behind it: torch.export alone, then with the Edge decompositions."""
+    from executorch.exir.tracer import _default_decomposition_table
+
+    plain = Backend("export (no decompositions)", backends_mod._export_compile, dynamic=dynamic, table={})
+    edge = Backend("export + ExecuTorch's Edge decompositions", backends_mod._export_compile, dynamic=dynamic,
+                   table=_default_decomposition_table())
+    return [("export", plain), ("edge decompositions", edge)]
 
 
 def _delegated(edge_program) -> set[str]:
@@ -84,7 +94,10 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
     except Exception as err:  # noqa: BLE001
         raise CompileError(f"executorch: {root_cause_line(err)}") from err
     backend.handed |= graph_ops(exported.graph)
-    backend.delegated = getattr(backend, "delegated", set()) | delegated
+    backend.delegated |= delegated
+    # everything runs in the ExecuTorch runtime: delegated subgraphs in XNNPACK, the rest on portable kernels
+    evidence.report(sorted(delegated | portable_ops), [],
+                    f"delegated to XNNPACK: {', '.join(sorted(delegated)) or 'nothing'}" if xnnpack else "")
     _, spec = _pytree.tree_flatten(fn(*[t.clone() for t in example_inputs]))
 
     def run(*inputs, _keep=(buffer, loaded)):  # the method reads the program's memory: keep it alive

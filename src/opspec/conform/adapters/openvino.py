@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import torch
 
-from opspec.conform import adapters
+from opspec.conform import adapters, evidence
 from opspec.conform import backends as backends_mod
 from opspec.conform.backends import Backend, CompileError, graph_ops, root_cause_line
 
@@ -53,7 +53,8 @@ def _entry_point() -> Callable:
 def _backend(name: str, dynamic: bool, options: dict | None) -> Backend:
     adapters.require("openvino.frontend.pytorch.torchdynamo.backend", "openvino", name)
     version = backends_mod._version_of("openvino") + f", torch {torch.__version__}"
-    return Backend(name, backends_mod._dynamo_compile, version, dynamic, inner=Observed(name, _entry_point(), options))
+    return Backend(name, backends_mod._dynamo_compile, version, dynamic, inner=Observed(name, _entry_point(), options),
+                   package="openvino")
 
 
 class Observed:
@@ -116,14 +117,8 @@ def _partition_ran(child, wrapper: type) -> tuple[set[str], bool]:
 
 
 def _tell_runner(ops: dict[str, list[str]]) -> None:
-    """Report to the runner's evidence collector, where there is one."""
-    try:
-        from opspec.conform import evidence  # type: ignore[attr-defined]
-    except ImportError:
-        return
-    report = getattr(evidence, "report", None)
-    if callable(report):
-        report(ops["backend"], ops["pytorch"])
+    """After each run: a partition that failed at its first run fell back to PyTorch then, not at compile time."""
+    evidence.report(ops["backend"], ops["pytorch"])
 
 
 @contextlib.contextmanager
