@@ -87,3 +87,13 @@ def test_draw_spends_the_second_compile_on_a_branch():
     drawn = cases.draw(definition, "float32", "cpu", max_examples=4, max_compiles=2, seed=0)
     bounds = {(e.call.args[1], e.call.args[2]) for e in drawn if len(e.call.args) == 3}
     assert (0.5, -0.5) in bounds
+
+
+def test_a_repro_rebuilds_a_one_element_strided_nan_bit_for_bit():
+    from opspec.conform import replay
+
+    view = torch.zeros(4)[::2][:1]  # one element, stride 2: contiguous() keeps the stride
+    view.copy_(-torch.tensor([math.nan]))  # a NaN whose sign the readable literal loses
+    rebuilt = eval(replay.exact_tensor_source(view), {"torch": torch, "nan": math.nan, "inf": math.inf})
+    assert rebuilt.stride() == view.stride()
+    assert torch.equal(rebuilt.view(torch.int32), view.view(torch.int32))
