@@ -97,3 +97,11 @@ def test_a_repro_rebuilds_a_one_element_strided_nan_bit_for_bit():
     rebuilt = eval(replay.exact_tensor_source(view), {"torch": torch, "nan": math.nan, "inf": math.inf})
     assert rebuilt.stride() == view.stride()
     assert torch.equal(rebuilt.view(torch.int32), view.view(torch.int32))
+
+
+def test_accumulating_ops_get_no_large_finite_edges():
+    call = Call("aten::sum.dim_IntList", (torch.zeros(2, 3), [1]))
+    values = {v for variant in edges.value_variants(call, TestingHints(), torch.float32)
+              for v in variant.args[0].flatten().tolist()}
+    assert math.inf in values and -math.inf in values
+    assert not any(math.isfinite(v) and abs(v) >= edges.ACCUMULATING_LIMIT for v in values)
