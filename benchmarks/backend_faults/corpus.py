@@ -80,9 +80,9 @@ def _eq_nan_equal(a, b):
     return aten.eq.Tensor(a, b) | (a.isnan() & b.isnan())
 
 
-def _sign_nan_zero(x):
-    """sign(NaN) = 0 instead of NaN."""
-    return torch.where(x.isnan(), torch.zeros_like(x), aten.sign.default(x))
+def _sign_nan_propagated(x):
+    """sign(NaN) = NaN, as x / |x| gives it; torch's sign gives 0 for NaN."""
+    return torch.where(x.isnan(), x, aten.sign.default(x))
 
 
 # ---- rounding ----
@@ -196,7 +196,7 @@ maximum_fmax = _swapping(aten.maximum.default, _maximum_fmax)
 minimum_fmin = _swapping(aten.minimum.default, _minimum_fmin)
 amax_nan_ignored = _swapping(aten.amax.default, _amax_nan_ignored)
 eq_nan_equal = _swapping(aten.eq.Tensor, _eq_nan_equal)
-sign_nan_zero = _swapping(aten.sign.default, _sign_nan_zero)
+sign_nan_propagated = _swapping(aten.sign.default, _sign_nan_propagated)
 div_floor_as_trunc = _swapping(aten.div.Tensor_mode, _div_floor_as_trunc)
 round_half_away = _swapping(aten.round.default, _round_half_away)
 remainder_fmod = _swapping(aten.remainder.Scalar, _remainder_fmod)

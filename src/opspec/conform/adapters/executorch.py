@@ -23,6 +23,7 @@ from opspec.conform import backends as backends_mod
 from opspec.conform.backends import Backend, CompileError, graph_ops, root_cause_line
 
 FRONT_END = "torch.export"  # named in messages, so a failure says whose it is
+MAX_SIZE = 16  # bound of every dynamic size: drawn sizes stay below it, and 16**5 floats of planned memory is small
 
 
 def portable(dynamic: bool = True) -> Backend:
@@ -53,6 +54,16 @@ def _stages(dynamic: bool) -> list[tuple[str, Backend]]:
     return [("export", plain), ("edge decompositions", edge)]
 
 
+def _bounded_shapes(example_inputs: list) -> tuple | None:
+    """Dynamic sizes with an upper bound: ExecuTorch plans memory for the largest size a program may see,
+    and without a bound takes the example's own, so a larger input later is refused (error 0x10)."""
+    from torch.export import Dim
+
+    if not example_inputs:
+        return None
+    return (tuple({i: Dim.AUTO(max=MAX_SIZE) for i in range(t.dim())} for t in example_inputs),)
+
+
 def _delegated(edge_program) -> set[str]:
     """Ops inside the subgraphs a partitioner delegated (``executorch_call_delegate``)."""
     found: set[str] = set()
@@ -72,8 +83,8 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
     # the runtime takes dense tensors only (no strides, only a dim order): export what it will be given
     example_inputs = [t.contiguous() for t in example_inputs]
     try:
-        exported = backends_mod._export(fn, example_inputs) if backend.dynamic else \
-            torch.export.export(backends_mod.ProgramModule(fn), tuple(example_inputs), strict=False)
+        exported = torch.export.export(backends_mod.ProgramModule(fn), tuple(example_inputs), strict=False,
+                                       dynamic_shapes=_bounded_shapes(example_inputs) if backend.dynamic else None)
     except Exception as err:  # noqa: BLE001
         raise CompileError(f"{FRONT_END}: {root_cause_line(err)}") from err
     try:
