@@ -15,13 +15,30 @@ import torch
 aten = torch.ops.aten
 
 
+def _claiming(gm: torch.fx.GraphModule, ops: set[str]):
+    """gm's forward, saying (opspec's evidence hook) that the backend executed ``ops``: each corpus
+    backend stands for a backend that computes the ops itself, one of them wrongly."""
+    def run(*inputs):
+        return gm(*inputs)
+
+    run.executed_ops = lambda: {"backend": sorted(ops), "pytorch": []}
+    return run
+
+
+def _aten_ops(gm: torch.fx.GraphModule) -> set[str]:
+    return {f"aten::{n.target._schema.name.removeprefix('aten::')}" + (f".{n.target._overloadname}"
+            if n.target._overloadname != "default" else "")
+            for n in gm.graph.nodes if n.op == "call_function" and hasattr(n.target, "_schema")}
+
+
 def _swapping(op, faulty):
     def backend(gm: torch.fx.GraphModule, example_inputs):
+        ops = _aten_ops(gm)
         for node in gm.graph.nodes:
             if node.op == "call_function" and node.target is op:
                 node.target = faulty
         gm.recompile()
-        return gm.forward
+        return _claiming(gm, ops)
 
     backend.__name__ = getattr(faulty, "__name__", "control")
     return backend
@@ -29,7 +46,7 @@ def _swapping(op, faulty):
 
 def control(gm: torch.fx.GraphModule, example_inputs):
     """The program as dynamo hands it over: correct by construction."""
-    return gm.forward
+    return _claiming(gm, _aten_ops(gm))
 
 
 # ---- edge ranges ----
