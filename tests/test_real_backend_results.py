@@ -1,0 +1,83 @@
+"""The committed reports of the real third-party backends agree with their expectation files and their write-up.
+
+The runs need the optional extras (see conformance/results/README.md); these
+tests read only the committed data, so they run everywhere:
+- every report is valid against its schema and names the backend's package and version;
+- every case that did not pass is triaged (xfail, or skip), and is blamed on the backend
+  or the torch front end, never on opspec; its expectation says the same party;
+- every expectation matches a case of the report, and no xfail is stale;
+- the README writes up every op the backend gets wrong (fallbacks are counted, not written up).
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from opspec.conform import expectations as expectations_mod
+from opspec.conform.cases import Case
+from opspec.conform.runner import cached_opset
+from test_conform import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "conformance" / "results"
+EXPECTATIONS = ROOT / "conformance" / "expectations"
+REAL = {"openvino-single-op": "openvino", "executorch": "executorch", "executorch-xnnpack": "executorch"}
+BUGS = ("fail", "compile-error", "run-error", "crash", "timeout")
+NOT_PASSING_OUTCOMES = (*BUGS, "fallback")
+
+
+def report_of(backend: str) -> dict:
+    return json.loads((RESULTS / f"{backend}-cpu.json").read_text())
+
+
+@pytest.fixture(scope="module", params=sorted(REAL))
+def backend(request) -> str:
+    return request.param
+
+
+def test_report_is_valid_and_names_the_package(backend):
+    report = report_of(backend)
+    validate(report)
+    assert report["backend"]["name"] == backend
+    assert REAL[backend] in report["backend"]["version"] and report["torch"] in report["backend"]["version"]
+    assert len(report["results"]) == len(cached_opset(report["opset"]).active_ops())
+
+
+def test_every_case_that_does_not_pass_is_triaged_and_blamed_outside_opspec(backend):
+    report = report_of(backend)
+    for record in report["results"]:
+        where = f"{backend}: {record['op']} {record['dtype']}"
+        assert record["status"] in ("pass", "xfail", "skip", "fallback"), f"{where} is {record['status']}, untriaged"
+        if record.get("outcome", record["status"]) in NOT_PASSING_OUTCOMES:
+            assert record.get("blame") in ("backend", "frontend"), f"{where}: blamed on {record.get('blame')}"
+        if record["status"] == "xfail":
+            said = record["expectation"].get("attribution")
+            assert said == record["blame"], f"{where}: expectation says {said}, the run says {record['blame']}"
+
+
+def test_every_expectation_matches_a_failing_case(backend):
+    report = report_of(backend)
+    path = EXPECTATIONS / f"{backend}.yaml"
+    loaded = expectations_mod.read(path, cached_opset(report["opset"]))
+    assert not loaded.warnings
+    cases = {Case(r["op"], r["dtype"], r["device"]): r for r in report["results"]}
+    for entry in loaded.entries:
+        matched = [record for case, record in cases.items() if entry.matches(case)]
+        assert matched, f"{entry.where}: matches no case of the report"
+        assert entry.attribution in ("backend", "frontend"), f"{entry.where}: attribution {entry.attribution!r}"
+        if entry.status == "xfail":
+            assert any(r["status"] == "xfail" for r in matched), f"{entry.where}: stale, every case it matches passes"
+
+
+def test_the_readme_writes_up_every_failing_op(backend):
+    readme = (RESULTS / "README.md").read_text()
+    section = readme.split(f"## {backend}", 1)
+    assert len(section) == 2, f"README has no section for {backend}"
+    text = section[1].split("\n## ", 1)[0]
+    failing = {r["op"].removeprefix("aten::") for r in report_of(backend)["results"]
+               if r.get("outcome") in BUGS and r.get("blame") == "backend"}
+    missing = sorted(op for op in failing if not re.search(rf"(?<![\w.]){re.escape(op)}(?![\w.])", text))
+    assert not missing, f"{backend}: README does not write up {missing}"
