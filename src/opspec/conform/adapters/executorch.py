@@ -20,7 +20,9 @@ from torch.utils import _pytree
 
 from opspec.conform import adapters, evidence
 from opspec.conform import backends as backends_mod
-from opspec.conform.backends import Backend, CompileError, graph_ops, root_cause_line
+from opspec.bridge import torch_ops
+from opspec.conform.backends import Backend, CompileError
+from opspec.spec.errors import one_line
 
 FRONT_END = "torch.export"  # named in messages, so a failure says whose it is
 MAX_SIZE = 16  # bound of every dynamic size: drawn sizes stay below it, and 16**5 floats of planned memory is small
@@ -71,7 +73,7 @@ def _delegated(edge_program) -> set[str]:
     for node in module.graph.nodes:
         if node.op == "get_attr" and node.target.startswith("lowered_module"):
             lowered = getattr(module, node.target)
-            found |= graph_ops(lowered.original_module.graph)
+            found |= _ops(lowered.original_module.graph)
     return found
 
 
@@ -86,7 +88,7 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
         exported = torch.export.export(backends_mod.ProgramModule(fn), tuple(example_inputs), strict=False,
                                        dynamic_shapes=_bounded_shapes(example_inputs) if backend.dynamic else None)
     except Exception as err:  # noqa: BLE001
-        raise CompileError(f"{FRONT_END}: {root_cause_line(err)}") from err
+        raise CompileError(f"{FRONT_END}: {one_line(err, cause=True)}") from err
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -97,14 +99,14 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
                 partitioner = [XnnpackPartitioner()]
             edge = to_edge_transform_and_lower(exported, partitioner=partitioner)
             edge_program = edge.exported_program()
-            delegated, portable_ops = _delegated(edge_program), graph_ops(edge_program.graph)  # before out= variants
+            delegated, portable_ops = _delegated(edge_program), _ops(edge_program.graph)  # before out= variants
             program = edge.to_executorch()
             buffer = program.buffer
             loaded = Runtime.get().load_program(buffer)
             method = loaded.load_method("forward")
     except Exception as err:  # noqa: BLE001
-        raise CompileError(f"executorch: {root_cause_line(err)}") from err
-    backend.handed |= graph_ops(exported.graph)
+        raise CompileError(f"executorch: {one_line(err, cause=True)}") from err
+    backend.handed |= _ops(exported.graph)
     backend.delegated |= delegated
     # everything runs in the ExecuTorch runtime: delegated subgraphs in XNNPACK, the rest on portable kernels
     evidence.report(sorted(delegated | portable_ops), [],
@@ -122,3 +124,7 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
     run.executed_ops = executed_ops
     run.delegated_ops = sorted(delegated)
     return run
+
+
+def _ops(graph) -> set[str]:
+    return set(torch_ops.graph_ops(graph))

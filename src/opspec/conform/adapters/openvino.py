@@ -29,7 +29,9 @@ import torch
 
 from opspec.conform import adapters, evidence
 from opspec.conform import backends as backends_mod
-from opspec.conform.backends import Backend, CompileError, graph_ops, root_cause_line
+from opspec.bridge import torch_ops
+from opspec.conform.backends import Backend, CompileError
+from opspec.spec.errors import one_line
 
 SINGLE_OP = {"testing": True}
 
@@ -90,7 +92,7 @@ class Executed:
             return {"backend": [], "pytorch": []}
         from openvino.frontend.pytorch.torchdynamo.execute import OpenVINOGraphModule
 
-        backend, pytorch = set(), set(graph_ops(self.module.graph))
+        backend, pytorch = set(), set(_ops(self.module.graph))
         for node in self.module.graph.nodes:
             if node.op != "call_module":
                 continue
@@ -99,7 +101,7 @@ class Executed:
                 ops, ran_in_openvino = _partition_ran(child, OpenVINOGraphModule)
                 (backend if ran_in_openvino else pytorch).update(ops)
             elif isinstance(child, torch.fx.GraphModule):  # not run yet: OpenVINO will compile it at the first call
-                backend |= graph_ops(child.graph)
+                backend |= _ops(child.graph)
         return {"backend": sorted(backend), "pytorch": sorted(pytorch)}
 
 
@@ -111,9 +113,9 @@ def _partition_ran(child, wrapper: type) -> tuple[set[str], bool]:
             inner = child.gm
             while isinstance(inner, wrapper):
                 inner = inner.gm
-            return graph_ops(inner.graph), True
+            return _ops(inner.graph), True
         child = child.gm
-    return graph_ops(child.graph), False
+    return _ops(child.graph), False
 
 
 def _tell_runner(ops: dict[str, list[str]]) -> None:
@@ -148,7 +150,7 @@ def _refusing_inductor():
 
     def compile_fx(*args: Any, **kwargs: Any):
         failure = sys.exc_info()[1]  # called from the except block that caught OpenVINO's error
-        cause = root_cause_line(failure) if failure is not None else "unknown error"
+        cause = one_line(failure, cause=True) if failure is not None else "unknown error"
         raise CompileError(f"openvino failed to convert the graph (its backend would run Inductor instead): {cause}")
 
     ov_backend.compile_fx = compile_fx
@@ -156,3 +158,7 @@ def _refusing_inductor():
         yield
     finally:
         ov_backend.compile_fx = original
+
+
+def _ops(graph) -> set[str]:
+    return set(torch_ops.graph_ops(graph))
