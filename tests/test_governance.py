@@ -99,9 +99,13 @@ def test_measure_records_evidence_from_the_checks(ws, capsys):
     add.write_text(proposal(2, "review", "add-op", ADD_BUCKETIZE, "target_version: '2026.12'\n"))
     rule = ws / "proposals" / "0003-rule.md"
     rule.write_text(proposal(3, "review", "decompose-op", RULE, "target_version: '2026.12'\n"))
-    # without hints, most drawn boundaries are not 1-D and the kernel refuses them
+    # hints the kernel cannot serve: nextafter has no integer kernel
+    nextafter = (ADD_BUCKETIZE.replace("aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, "
+                                       "bool right=False)", "aten::nextafter(Tensor self, Tensor other)")
+                 .replace("bucketize.Tensor", "nextafter").replace("testing: {}", "testing: {dtypes: [int64]}"))
+    add.write_text(proposal(2, "review", "add-op", nextafter, "target_version: '2026.12'\n"))
     assert main(["proposal", "--root", str(ws), "measure", "2", "--max-examples", "10"]) == 1
-    assert "fail: generic strategy: valid calls float32 3/10; float32: RuntimeError: boundaries tensor must be 1 dimension" \
+    assert "strategy aten::nextafter: fail: generic strategy: valid calls int64 0/10; int64: NotImplementedError:" \
         in capsys.readouterr().out
     add.write_text(proposal(2, "review", "add-op", ADD_BUCKETIZE.replace("testing: {}", "testing: {ranks: {boundaries: [1, 1]}}"),
                             "target_version: '2026.12'\n"))
@@ -143,7 +147,7 @@ def test_release_refuses_or_retargets_open_proposals(ws, capsys):
     assert main(["release", "--root", str(ws), "--date", "2026-12-01", "2026.12"]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err == [f"{checking.display_path(pending)}:1:1: proposal 0003 is still review for 2026.12: "
-                   "decide it first, or release with --retarget NEXT"]
+                   "decide it first, or release 2026.12 with --retarget NEXT"]
     assert not (ws / "opset" / "2026.12").exists()
     assert main(["release", "--root", str(ws), "--date", "2026-12-01", "2026.12", "--retarget", "2026.11"]) == 1
     assert "must be a YYYY.MM version after 2026.12" in capsys.readouterr().err

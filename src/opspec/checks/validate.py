@@ -57,6 +57,9 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
         return report
     infos = [VersionInfo.from_dict(v) for v in index.data["versions"]]
     report.findings += _check_index(root, index, infos)
+    # A released version that a newer one follows is history, sealed by its digest and validated against the
+    # torch its entry names; only the newest version and drafts must agree with the installed torch.
+    newest = max((info.version for info in infos), key=version_key, default=None)
     for position, info in enumerate(infos):
         if not (root / info.version).is_dir():
             continue
@@ -69,7 +72,8 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
         if ops_file.findings or rules_file.findings:
             continue
         entry_mark = yamlio.mark_of(index.data["versions"], position)
-        findings, notes = _check_version(root, info, entry_mark, ops_file, rules_file, use_torch)
+        against_torch = use_torch and (info.version == newest or info.status != "released")
+        findings, notes = _check_version(root, info, entry_mark, ops_file, rules_file, against_torch)
         report.findings += findings
         report.notes += notes
         bookkeeping = load.read_bookkeeping(root, info.version)
@@ -77,7 +81,7 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             report.findings += bookkeeping.findings
             report.unusable |= bookkeeping.data is None
             if not bookkeeping.findings:
-                report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, use_torch)
+                report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
     return report
 
 

@@ -114,7 +114,10 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         raise OpsetError(broken)
     proposals = [p.proposal for p in parsed if p.proposal is not None]
     selected = [p for p in proposals if p.status == "accepted" and p.target_version == version]
-    still_open = [p for p in proposals if p.status in OPEN_UNDECIDED and p.target_version == version]
+    # open proposals aiming at this version, or at an earlier one the index never released
+    still_open = [p for p in proposals if p.status in OPEN_UNDECIDED and p.target_version
+                  and version_key(p.target_version) <= version_key(version)
+                  and (entries.get(p.target_version) or {}).get("status") != "released"]
     if retarget is not None and (not VERSION_RE.match(retarget) or version_key(retarget) <= version_key(version)):
         raise OpsetError([Finding(where, f"--retarget {retarget!r} must be a YYYY.MM version after {version}")])
 
@@ -139,7 +142,8 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
     if still_open and retarget is None:
         raise OpsetError([
             Finding(Mark(checking.display_path(p.path), 1, 1),
-                    f"proposal {p.label} is still {p.status} for {version}: decide it first, or release with --retarget NEXT")
+                    f"proposal {p.label} is still {p.status} for {p.target_version}: decide it first, or release "
+                    f"{version} with --retarget NEXT")
             for p in still_open
         ])
     ops_file, rules_file = load.read_version(ws.opset, base)

@@ -31,6 +31,6 @@ def move_problem(old: str, new: str, *, by_release: bool = False, target_release
         return f"status cannot move from {old} to {new} (allowed from {old}: {options})"
     if (old, new) in RELEASE_ONLY and not by_release:
         return f"status {new} is set only by `opspec release`"
-    if old == "accepted" and target_released:
+    if old == "accepted" and target_released and not by_release:
         return f"status cannot move from accepted to {new}: its target version is already released"
     return None

@@ -1,0 +1,174 @@
+"""The governance loop end to end, in a scratch copy of the repository.
+
+For each kind of proposal (add-op, deprecate-op, decompose-op, schema-change) it walks
+what a contributor and the maintainers do: `proposal new`, write it, commit it as a
+draft, move it to review, `proposal measure`, accept it with a decision, commit, and
+`release`. After every release the repository's own checks pass: `validate` (with
+torch), `drift` (the change is an opset decision, not drift), `proposal check` against
+the commit before the release, and `diff` names the proposal; the site builds at the end.
+The schema change needs a torch that prints a new schema: the bridge is patched to one.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from opspec_fixtures import ROOT, git, init_repo
+
+from opspec.bridge import torch_ops
+from opspec.checks import drift
+from opspec.cli import main
+from opspec.proposals import check as checking
+from opspec.proposals import edit
+from opspec.spec import load, resources
+
+NEW_ABS = "aten::abs(Tensor self, *, bool exact=False) -> Tensor"
+# kind -> (op, title, the changes as written by the author, what `diff` calls the change)
+KINDS = {
+    "add-op": ("aten::nextafter", "Add nextafter to the core set", [{
+        "action": "add-op", "op": "aten::nextafter", "schema": "aten::nextafter(Tensor self, Tensor other) -> Tensor",
+        "category": "pointwise-binary", "rationale": "The next representable float has no exact decomposition into core ops.",
+        "testing": {"dtypes": ["float32", "float64"]},
+    }], "Added ops"),
+    "deprecate-op": ("aten::mul.Scalar", "Deprecate mul.Scalar", [{
+        "action": "deprecate-op", "op": "aten::mul.Scalar", "replacement": "aten::mul.Tensor",
+        "rationale": "A scalar operand is a 0-dim tensor to mul.Tensor; one overload is enough.",
+    }], "Deprecated ops"),
+    "decompose-op": ("aten::deg2rad", "Decompose deg2rad in the default table", [{
+        "action": "add-rule", "rule": {
+            "op": "aten::deg2rad", "kind": "default", "targets": ["aten::_to_copy", "aten::mul.Tensor"],
+            "formula": "x * (pi / 180)", "rationale": "One multiplication by a constant, exact to rounding.",
+            "implementation": "torch", "origin": "opspec",
+        },
+    }], "Decomposition rules added"),
+    "schema-change": ("aten::abs", "Follow torch's new schema of abs", [{
+        "action": "change-schema", "op": "aten::abs", "schema": NEW_ABS,
+        "rationale": "torch added a keyword-only flag with a default; existing calls keep their meaning.",
+    }], "Schema changes"),
+}
+
+
+def next_version(version: str) -> str:
+    year, month = map(int, version.split("."))
+    return f"{year + month // 12}.{month % 12 + 1:02d}"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("loop") / "repo"
+    for part in ("opset", "proposals", "site", "conformance/backends", "conformance/results"):
+        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("build", "generated"))
+    init_repo(root)
+    return root
+
+
+@pytest.fixture
+def on_repo(repo, monkeypatch):
+    """Commands that read the bundled opset (drift) read the scratch copy's."""
+    monkeypatch.setattr(resources, "opset_root", lambda: repo / "opset")
+    return repo
+
+
+@pytest.fixture
+def newer_torch(monkeypatch):
+    """A torch whose abs gained a keyword-only flag."""
+    schemas = dict(torch_ops.all_aten_schemas(), **{"aten::abs": NEW_ABS})
+    tagged = dict(torch_ops.core_tagged(), **{"aten::abs": NEW_ABS})
+    monkeypatch.setattr(torch_ops, "all_aten_schemas", lambda: schemas)
+    monkeypatch.setattr(torch_ops, "core_tagged", lambda: tagged)
+
+
+def commit(root: Path, message: str) -> str:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def write_out(path: Path, changes: list[dict]) -> None:
+    """What the author writes: the changes, and every section in place of the template's text."""
+    text = edit.set_fields(path.read_text(), str(path), {"changes": changes})
+    front, body = text.split("\n---\n", 1)
+    body = re.sub(r"(## [^\n]+\n\n)(?:(?!## ).*\n?)*", lambda m: m.group(1) + "Written by the author, with measurements.\n\n", body)
+    path.write_text(front + "\n---\n" + body)
+
+
+def cli(root: Path, *args: str) -> int:
+    return main([args[0], "--root", str(root), *args[1:]])
+
+
+def start_version(root: Path) -> str:
+    """The version after the newest one."""
+    return next_version(load.load_versions(root / "opset")[-1].version)
+
+
+def test_seal_the_draft_version(on_repo, capsys):
+    index = load.load_versions(on_repo / "opset")
+    for info in index:
+        if info.status == "draft":
+            assert cli(on_repo, "release", info.version, "--date", "2026-11-23", "--retarget", start_version(on_repo)) == 0
+    commit(on_repo, "seal")
+    assert all(info.status == "released" for info in load.load_versions(on_repo / "opset"))
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_loop(on_repo, kind, capsys, request):
+    if kind == "schema-change":
+        request.getfixturevalue("newer_torch")
+    op, title, changes, section = KINDS[kind]
+    root = on_repo
+    version = start_version(root)
+    previous = load.load_versions(root / "opset")[-1].version
+
+    assert cli(root, "proposal", "new", "--type", kind, "--title", title, "--op", op, "--author", "Ada Lovelace") == 0
+    path = root / "proposals" / Path(capsys.readouterr().out.strip()).name
+    number = int(path.name[:4])
+    assert cli(root, "proposal", "check", str(path)) == 1  # the scaffold is refused until it is written
+    write_out(path, changes)
+    assert cli(root, "proposal", "check", str(path)) == 0, capsys.readouterr().out
+    born = commit(root, f"{kind}: draft")
+    assert cli(root, "proposal", "check", "--base", born + "~1") == 0
+
+    assert cli(root, "proposal", "set-status", str(number), "review", "--target-version", version) == 0
+    assert cli(root, "proposal", "measure", str(number), "--max-examples", "10") == 0, capsys.readouterr()
+    reviewed = commit(root, f"{kind}: in review, measured")
+    assert cli(root, "proposal", "check", "--base", born) == 0, capsys.readouterr().out
+    # accepting without the decision record is refused, and leaves the file as it was
+    assert cli(root, "proposal", "set-status", str(number), "accepted", "--resolution", "Accepted at the monthly review.") == 1
+    assert "needs a `decision` record" in capsys.readouterr().err
+    assert cli(root, "proposal", "set-status", str(number), "accepted", "--resolution", "Accepted at the monthly review.",
+               "--reviewer", "Ada Lovelace", "--reviewer", "Charles Babbage",
+               "--reason", "The measurements recorded in the proposal support the change.") == 0
+    accepted = commit(root, f"{kind}: accepted")
+    assert cli(root, "proposal", "check", "--base", reviewed) == 0, capsys.readouterr().out
+
+    # proposals of the repository still open for this version move on to the next one
+    assert cli(root, "release", version, "--date", "2026-12-01", "--retarget", next_version(version)) == 0
+    out = capsys.readouterr().out
+    assert f"proposal {number:04d}" in out and f"released opset {version}" in out
+    commit(root, f"release {version}")
+
+    # the repository is green after the release
+    assert main(["validate", "--opset", str(root / "opset"), "--backends", str(root / "conformance" / "backends")]) == 0, \
+        capsys.readouterr().out
+    assert cli(root, "proposal", "check", "--base", accepted) == 0, capsys.readouterr().out
+    opset = load.load_opset(version, root / "opset")
+    touched = [r for r in opset.rules if r.op == op]
+    report = drift.compute(type(opset)(opset.version, opset.info, opset.ops, tuple(touched)))
+    assert not report.drifted, drift.render_text(report)
+    if kind == "add-op":
+        assert report.decisions == [{"op": op, "decision": "core", "since": version, "proposals": [number]}]
+    assert cli(root, "diff", previous, version) == 0
+    log = capsys.readouterr().out
+    assert f"### {section}" in log and f"`{op}`" in log and f"proposal {number:04d}" in log
+    assert load.load_versions(root / "opset")[-1].digest == load.version_digest(root / "opset", version)
+
+
+def test_the_site_builds_after_the_releases(on_repo, capsys):
+    pytest.importorskip("material")
+    out = on_repo / "site-out"
+    assert cli(on_repo, "site", "build", "--out", str(out)) == 0, capsys.readouterr()
+    assert (out / "generated" / "changelog" / "index.html").is_file()
+    newest = load.load_versions(on_repo / "opset")[-1].version
+    assert f"{newest}" in (out / "generated" / "changelog" / "index.html").read_text()
