@@ -46,4 +46,6 @@ def run(args) -> int:
         return 0
     release.commit(plan)
     print(f"released opset {plan.version}")
+    for path, named in release.stale_manifests(ws, plan.version):
+        print(f"note: {path} describes opset {named}; re-measure it: python tools/measure_lowering.py --opset {plan.version}")
     return 0

@@ -263,3 +263,17 @@ def commit(plan: Plan) -> None:
 
 def ws_folder(plan: Plan) -> Path:
     return next(path.parent for path in plan.writes if path.name == "core_ops.yaml")
+
+
+def stale_manifests(ws: Workspace, version: str) -> list[tuple[str, str]]:
+    """Backend manifests of the workspace that describe another opset version than ``version``: (path, version)."""
+    found = []
+    for path in sorted((ws.root / "conformance" / "backends").glob("*.yaml")):
+        try:
+            data = yamlio.load_file(path)
+        except yamlio.DataError:
+            continue  # `opspec validate` reports a broken manifest
+        named = data.get("opset") if isinstance(data, dict) else None
+        if named != version:
+            found.append((checking.display_path(path), str(named)))
+    return found
