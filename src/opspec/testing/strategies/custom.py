@@ -123,6 +123,17 @@ def select_scatter(d: Drawer) -> dict:
     return chosen
 
 
+@strategy("diagonal_scatter")
+def diagonal_scatter(d: Drawer) -> dict:
+    x = d.tensor("self", d.shape(min_dims=2))
+    dim1, dim2 = d.draw(cached.permutations(x.dim()))[:2]
+    offset = d.integer(-3, 3)
+    to_negative = [lambda v: v, lambda v: v - x.dim()]
+    dim1, dim2 = d.pick(to_negative)(dim1), d.pick(to_negative)(dim2)
+    shape = tuple(x.diagonal(offset, dim1, dim2).shape)
+    return {"self": x, "src": d.tensor("src", shape), "offset": offset, "dim1": dim1, "dim2": dim2}
+
+
 @strategy("slice_scatter")
 def slice_scatter(d: Drawer) -> dict:
     x = d.tensor("self", d.shape(min_dims=1))
@@ -191,6 +202,14 @@ def _index_like(d: Drawer, shape: tuple[int, ...], dim: int, *, at_most: tuple[i
     if high == 0 and sizes:
         sizes[dim] = 0
     return d.index(tuple(sizes), max(high, 1))
+
+
+@strategy("bucketize.Tensor")
+def bucketize(d: Drawer) -> dict:
+    """Boundaries must be sorted for the result to be defined; ties and repeated boundaries stay in."""
+    x = d.tensor("self", d.shape())
+    boundaries = d.tensor("boundaries", (d.integer(0, 6),), views=False)
+    return {"self": x, "boundaries": torch.sort(boundaries.nan_to_num()).values}
 
 
 @strategy("gather")
