@@ -61,3 +61,18 @@ def test_no_changes_and_first_version():
     first = changelog.diff(None, OLD)
     assert first.old is None and len(first.of_kind("added")) == 5
     assert changelog.to_json(first)["from"] is None
+
+
+def test_process_proposals_released_in_a_version_are_listed():
+    from types import SimpleNamespace
+
+    proposals = [SimpleNamespace(id=5, title="Export with the opset's table", released_in="2026.12", changes=()),
+                 SimpleNamespace(id=3, title="Add shifts", released_in="2026.12", changes=({"action": "add-op"},)),
+                 SimpleNamespace(id=1, title="Founding review", released_in="2026.11", changes=())]
+    decisions = changelog.decisions_from(proposals, "2026.12")
+    assert decisions == [(5, "Export with the opset's table")]
+    log = changelog.diff(OLD, OLD, decisions=decisions)
+    md = changelog.to_markdown(log, link=lambda n: f"p/{n}.md")
+    assert "### Process decisions (no data change)\n\n- [proposal 0005](p/5.md): Export with the opset's table" in md
+    assert "No changes." not in md
+    assert changelog.to_json(log)["decisions"] == [{"proposal": 5, "title": "Export with the opset's table"}]

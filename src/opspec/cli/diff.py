@@ -34,7 +34,8 @@ def run(args) -> int:
     new = load.load_opset(args.new, ws.opset)
     proposals = [p.proposal for p in checking.load_all(ws.proposals) if p.proposal is not None]
     paths = {p.id: p.path for p in proposals}
-    log = changelog.diff(old, new, changelog.attributions_from(proposals, new.version))
+    log = changelog.diff(old, new, changelog.attributions_from(proposals, new.version),
+                         changelog.decisions_from(proposals, new.version))
     if args.format == "json":
         print(json.dumps(changelog.to_json(log), indent=2))
     else:

@@ -35,6 +35,7 @@ class Changelog:
     old: str | None
     new: str
     changes: tuple[Change, ...]
+    decisions: tuple[tuple[int, str], ...] = ()  # (id, title) of process proposals released in ``new``: no data change
 
     def of_kind(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
@@ -45,9 +46,11 @@ def _new_ids(old: Iterable[int], new: Iterable[int]) -> tuple[int, ...]:
     return fresh or tuple(sorted(set(new)))
 
 
-def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tuple[int, ...]] | None = None) -> Changelog:
+def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tuple[int, ...]] | None = None,
+         decisions: Iterable[tuple[int, str]] = ()) -> Changelog:
     """Changes from ``old`` to ``new``. ``attributions`` maps (kind, op) to proposal ids for
-    changes the data cannot carry (a removed rule leaves no entry to hold its proposal)."""
+    changes the data cannot carry (a removed rule leaves no entry to hold its proposal);
+    ``decisions`` are the process proposals released in ``new`` (see :func:`decisions_from`)."""
     attributions = attributions or {}
     old_ops: dict[str, CoreOp] = old.ops_by_name if old else {}
     old_rules: dict[str, DecompositionRule] = old.rules_by_op if old else {}
@@ -86,7 +89,7 @@ def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tupl
     for name, before in sorted(old_rules.items()):
         if name not in new.rules_by_op:
             add("rule-removed", name, _rule_detail(before), ())
-    return Changelog(old.version if old else None, new.version, tuple(changes))
+    return Changelog(old.version if old else None, new.version, tuple(changes), tuple(decisions))
 
 
 def _rule_detail(rule: DecompositionRule) -> str:
@@ -94,7 +97,8 @@ def _rule_detail(rule: DecompositionRule) -> str:
 
 
 def to_json(log: Changelog) -> dict:
-    return {"from": log.old, "to": log.new, "changes": [asdict(c) | {"proposals": list(c.proposals)} for c in log.changes]}
+    return {"from": log.old, "to": log.new, "changes": [asdict(c) | {"proposals": list(c.proposals)} for c in log.changes],
+            "decisions": [{"proposal": number, "title": title} for number, title in log.decisions]}
 
 
 def to_markdown(
@@ -107,7 +111,7 @@ def to_markdown(
     """Markdown for one version. ``link``/``op_link`` give URLs (None: plain text); ``escape`` guards free text."""
     title = f"{heading} {log.new}" + (f" (changes since {log.old})" if log.old else " (first version)")
     lines = [title, ""]
-    if not log.changes:
+    if not log.changes and not log.decisions:
         lines += ["No changes." if log.old else "No ops recorded.", ""]
     for kind, label in SECTIONS:
         items = log.of_kind(kind)
@@ -124,6 +128,13 @@ def to_markdown(
             suffix = f" ({', '.join(refs)})" if refs else ""
             lines.append(f"- {name}: {escape(change.detail)}{suffix}")
         lines.append("")
+    if log.decisions:
+        lines += [f"{heading}# Process decisions (no data change)", ""]
+        for number, title in log.decisions:
+            url = link(number)
+            ref = f"[proposal {number:04d}]({url})" if url else f"proposal {number:04d}"
+            lines.append(f"- {ref}: {escape(title)}")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -139,3 +150,8 @@ def attributions_from(proposals: Iterable, version: str) -> dict[tuple[str, str]
             name = change.get("op") or change.get("rule", {}).get("op")
             found.setdefault((kinds[change["action"]], name), set()).add(p.id)
     return {key: tuple(sorted(ids)) for key, ids in found.items()}
+
+
+def decisions_from(proposals: Iterable, version: str) -> list[tuple[int, str]]:
+    """(id, title) of the proposals released in ``version`` that change no data (process proposals)."""
+    return sorted((p.id, p.title) for p in proposals if p.released_in == version and not p.changes)
