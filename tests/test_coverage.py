@@ -114,9 +114,9 @@ def test_transformer_block_core_pieces(reports):
 def test_outside_op_model_is_flagged(reports):
     report = reports["uses_outside_op"]
     flagged = {use.op: use for use in report.flagged}
-    assert set(flagged) == {"aten::bucketize.Tensor"}
-    assert flagged["aten::bucketize.Tensor"].opset == "outside"
-    assert flagged["aten::bucketize.Tensor"].backends["inductor"][0] == "undeclared"
+    assert set(flagged) == {"aten::searchsorted.Tensor"}
+    assert flagged["aten::searchsorted.Tensor"].opset == "outside"
+    assert flagged["aten::searchsorted.Tensor"].backends["inductor"][0] == "undeclared"
     assert report.exit_code == 1
 
 
@@ -136,7 +136,7 @@ def test_cli_table_and_exit_codes(capsys):
     assert "aten::addmm" in out and "0 outside the opset" in out
     code, out, _ = run_cli(capsys, "coverage", f"{MODELS}:uses_outside_op", "--backend", "eager")
     assert code == 1
-    assert re.search(r"^! aten::bucketize\.Tensor\s+1\s+outside\s+undeclared", out, re.M)
+    assert re.search(r"^! aten::searchsorted\.Tensor\s+1\s+outside\s+undeclared", out, re.M)
     assert "1 not lowered by eager" in out
 
 
@@ -146,7 +146,7 @@ def test_cli_json(capsys):
     code, out, _ = run_cli(capsys, "coverage", f"{MODELS}:uses_outside_op", "--backend", "none", "--format", "json")
     data = json.loads(out)
     assert code == 1
-    assert data["outside_opset"] == ["aten::bucketize.Tensor"]
+    assert data["outside_opset"] == ["aten::searchsorted.Tensor"]
     assert data["backends"] == [] and data["exit_code"] == 1
 
 
