@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -178,8 +179,17 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
             texts[loaded.path.name] = loaded.path.read_text(encoding="utf-8")  # sealing a draft keeps its bytes
         else:
             texts[loaded.path.name] = yamlio.dump({"opset": version, key: items}, header=_header(loaded.path))
+    # The version's optional files (the bookkeeping-op policy) carry forward unchanged but for the version they name.
+    kept = ws.opset / base / load.BOOKKEEPING_FILE
+    if kept.is_file():
+        text = kept.read_text(encoding="utf-8")
+        if new_folder:
+            text = re.sub(rf"^opset: ['\"]?{re.escape(base)}['\"]?$", f"opset: '{version}'", text, count=1, flags=re.M)
+        texts[load.BOOKKEEPING_FILE] = text
+    schemas = {"core_ops.yaml": "core_ops.schema.json", "decompositions.yaml": "decompositions.schema.json",
+               load.BOOKKEEPING_FILE: load.BOOKKEEPING_SCHEMA}
     for name, text in texts.items():
-        schema = "core_ops.schema.json" if name == "core_ops.yaml" else "decompositions.schema.json"
+        schema = schemas[name]
         data = yamlio.load_text(text, str(folder / name))
         problems = load.schema_findings(data, schema, str(folder / name))
         if problems:
