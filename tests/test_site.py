@@ -6,6 +6,7 @@ import re
 import time
 from pathlib import Path
 
+import markupsafe
 import pytest
 from opspec_fixtures import payload_proposal, write_workspace
 
@@ -236,7 +237,7 @@ def test_every_core_op_page_specifies_the_op(repo_pages):
         assert incomplete(generated.pages, opset, lambda n: f"ops/{slugs[n]}.md") == [], opset.version
         for op in opset.ops if opset is not opsets[-1] else ():  # an older version's page: its entry
             page = generated.pages[f"{opset.version}/ops/{slugs[op.name]}.md"]
-            assert op.schema.replace(">", "&gt;") in page and "| Argument | Type | Default | Values |" in page
+            assert str(markupsafe.escape(op.schema)) in page and "| Argument | Type | Default | Values |" in page
 
 
 def test_the_completeness_check_finds_what_is_missing(tmp_path):
