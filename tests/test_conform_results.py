@@ -1,18 +1,16 @@
 """The committed conformance reports (conformance/results/*.json): valid, judged, and every repro replays its verdict."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 from test_conform import validate
 
-from opspec.conform import replay
+from opspec.conform import backends, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = sorted((ROOT / "conformance" / "results").glob("*.json"))
-NEEDS = {"onnxruntime": "onnxruntime"}  # backend -> module its extra installs
 
 
 def committed() -> list[tuple[str, dict]]:
@@ -46,8 +44,8 @@ def test_every_committed_repro_replays_its_verdict(tmp_path, stem, record):
     path = tmp_path / "repro.py"
     path.write_text(record["repro"])
     loaded = replay.load_repro(str(path))
-    backend = loaded["CASE"]["backend"]
-    if backend in NEEDS and importlib.util.find_spec(NEEDS[backend]) is None:
-        pytest.skip(f"backend {backend} needs the {NEEDS[backend]} extra")
-    got = replay.verdict(loaded["CASE"], loaded["program"], loaded["args"], loaded["kwargs"])
+    try:
+        got = replay.verdict(loaded["CASE"], loaded["program"], loaded["args"], loaded["kwargs"])
+    except backends.MissingExtra as err:
+        pytest.skip(str(err))
     assert got["status"] == record["outcome"], got["message"]

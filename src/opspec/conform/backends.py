@@ -39,6 +39,10 @@ class UnknownBackend(LookupError):
     """The name is neither registered with torch nor an importable ``module:callable``."""
 
 
+class MissingExtra(UnknownBackend):
+    """A backend opspec knows, whose optional extra (onnx, openvino, executorch) is not installed."""
+
+
 class CompileError(Exception):
     """The backend failed while building the program (tracing, lowering, code generation)."""
 
@@ -277,7 +281,7 @@ def _resolve(spec: str, opset, dynamic: bool) -> Backend:
             import onnxruntime  # noqa: F401
             import onnxscript  # noqa: F401
         except ImportError as err:
-            raise UnknownBackend(f"backend onnxruntime needs the onnx extra: pip install 'opspec[onnx]' ({err})") from None
+            raise MissingExtra(f"backend onnxruntime needs the onnx extra: pip install 'opspec[onnx]' ({err})") from None
         return Backend(ONNXRUNTIME, _onnx_compile, _version_of("onnxruntime", "onnxscript", "onnx") + f", {torch_version}",
                        dynamic, package="onnxruntime")
     from opspec.conform import adapters
@@ -286,7 +290,7 @@ def _resolve(spec: str, opset, dynamic: bool) -> Backend:
         try:
             return adapters.factory(spec)(dynamic)
         except adapters.MissingPackage as err:
-            raise UnknownBackend(str(err)) from None
+            raise MissingExtra(str(err)) from None
     if ":" in spec:
         inner = _load_callable(spec)
         distribution = _distribution_of(references.split(spec)[0].split(".")[0])
