@@ -45,7 +45,7 @@ def changed_torch(monkeypatch):
     """A torch that tags a new op core, untags sigmoid, prints a new schema for abs and drops a decomposition."""
     tagged = dict(torch_ops.core_tagged())
     tagged.pop("aten::sigmoid")
-    tagged["aten::bucketize.Tensor"] = torch_ops.all_aten_schemas()["aten::bucketize.Tensor"]
+    tagged["aten::searchsorted.Tensor"] = torch_ops.all_aten_schemas()["aten::searchsorted.Tensor"]
     tagged["aten::abs"] = NEW_ABS
     schemas = dict(torch_ops.all_aten_schemas(), **{"aten::abs": NEW_ABS})
     table = {k: v for k, v in torch_ops.core_decomposition_table().items() if k != "aten::hardswish"}
@@ -65,18 +65,18 @@ def test_drift_drafts_the_proposals_torch_implies(opset, changed_torch, tmp_path
 
     assert main(["drift", "--propose", str(root / "proposals")]) == 1
     out, err = capsys.readouterr()
-    assert "aten::bucketize.Tensor" in out and "drafted add-op proposal for aten::bucketize.Tensor" in err
+    assert "aten::searchsorted.Tensor" in out and "drafted add-op proposal for aten::searchsorted.Tensor" in err
     drafts = {p.proposal.touched_ops()[0]: p for p in checking.load_all(root / "proposals") if p.proposal.id > 1}
     assert {op: p.proposal.type for op, p in drafts.items()} == {
-        "aten::bucketize.Tensor": "add-op",
+        "aten::searchsorted.Tensor": "add-op",
         "aten::abs": "schema-change",
         "aten::sigmoid": "deprecate-op",
         "aten::hardswish": "decompose-op",
     }
     for p in drafts.values():
         assert p.findings == [] and p.proposal.status == "draft"  # schema-valid drafts
-    add = drafts["aten::bucketize.Tensor"].proposal.changes[0]
-    assert add["schema"] == torch_ops.all_aten_schemas()["aten::bucketize.Tensor"]
+    add = drafts["aten::searchsorted.Tensor"].proposal.changes[0]
+    assert add["schema"] == torch_ops.all_aten_schemas()["aten::searchsorted.Tensor"]
     assert drafts["aten::abs"].proposal.changes[0]["schema"] == NEW_ABS
     rule = drafts["aten::hardswish"].proposal.changes[0]
     assert rule["action"] == "change-rule" and rule["rule"]["targets"] == list(hardswish.targets)

@@ -76,7 +76,7 @@ def newer_torch(monkeypatch) -> None:
 
 def commit(root: Path, message: str) -> str:
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
+    git(root, "commit", "-q", "--allow-empty", "-m", message)
     return git(root, "rev-parse", "HEAD").strip()
 
 
