@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from opspec.spec import load
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -22,7 +24,8 @@ def test_loading_the_data_does_not_import_torch():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     ops, rules = map(int, result.stdout.split())
-    assert ops == 193 and rules >= 60
+    newest = load.load_opset()  # the same data read in this process, where torch may be loaded
+    assert ops == len(newest.ops) >= 193 and rules == len(newest.rules) >= 60
 
 
 def test_declared_packages_cover_the_source_tree():
@@ -64,4 +67,5 @@ def test_wheel_carries_the_opset_data(tmp_path):
                          env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
     where, counts = run.stdout.splitlines()
-    assert where == str(target / "opspec" / "_opset") and counts == "193 193"
+    newest = len(load.load_opset().ops)
+    assert where == str(target / "opspec" / "_opset") and counts == f"{newest} {newest}"
