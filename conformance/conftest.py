@@ -53,3 +53,19 @@ def pytest_addoption(parser):
     group.addoption("--backend", action="store", default=None, metavar="NAME",
                     help="run test_backend.py against this backend (a torch.compile backend name, export, "
                          "onnxruntime or pkg.module:callable); without it those tests are skipped")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A dtype the device has no kernel for is a skip with the kernel's words; a device fault is the
+    case's crash (the device context is poisoned: later cases in this process are not to be trusted).
+    A hook rather than code in the tests: hypothesis derives the ci profile's draws from the test's source."""
+    from opspec.checks import decomp_check
+    from opspec.testing import kernel_errors
+
+    try:
+        return (yield)
+    except decomp_check.KernelMissing as err:
+        pytest.skip(str(err))
+    except kernel_errors.DeviceFault as err:
+        pytest.fail(f"crash: {err}; later cases on this device in this process are not to be trusted", pytrace=False)
