@@ -1,6 +1,7 @@
 """A small, self-contained opspec workspace (opset, proposals, site) for tests that write."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import textwrap
@@ -208,3 +209,20 @@ def payload_proposal() -> str:
         """, body=PAYLOAD_BODY)
 
 
+
+
+def reopen_newest(opset_root: Path) -> str:
+    """Turn the newest version of a copied opset back into a draft, so a test may edit its files.
+
+    Released versions are sealed (an edit is a digest mismatch); tests that break the data on
+    purpose work on the version a contributor would be editing: the next draft.
+    """
+    index = opset_root / "versions.yaml"
+    text = index.read_text()
+    newest = re.findall(r"^  - version: '([^']+)'", text, flags=re.M)[-1]
+    start = text.index(f"  - version: '{newest}'")
+    entry = text[start:]
+    entry = re.sub(r"^    status: \w+$", "    status: draft", entry, count=1, flags=re.M)
+    entry = re.sub(r"^    (released|digest): .*\n", "", entry, flags=re.M)
+    index.write_text(text[:start] + entry)
+    return newest

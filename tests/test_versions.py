@@ -15,17 +15,26 @@ from pathlib import Path
 
 import pytest
 
+from opspec_fixtures import reopen_newest
+
 from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.checks import drift
 from opspec.checks.validate import validate
 from opspec.cli import main
 from opspec.conform import expectations
 from opspec.conform.cases import Case
-from opspec.spec import load
+from opspec.spec import load, resources
 from opspec.spec.load import OpsetError
 from opspec.spec.model import TorchRange, torch_specifier
 
-VERSION = "2026.11"
+VERSION = [info.version for info in load.load_versions(resources.opset_root())][-1]  # the newest
+
+
+@pytest.fixture
+def opset_copy(opset_copy):
+    """The bundled opset, copied, with its newest version reopened as a draft that tests may break."""
+    reopen_newest(opset_copy)
+    return opset_copy
 MISSING = "aten::hann_window.periodic"
 ROOT = Path(__file__).resolve().parents[1]
 RANGE = "    torch:\n      versions: '>=2.12'\n"
