@@ -34,6 +34,10 @@ DEFAULT_MEANING = "Lowered: the backend's manifest lists the op as handled nativ
 NO_FIGURE = {"eager", "aot_eager", "export"}
 
 
+# Fields that describe the machine rather than a result: one long word each (a platform
+# string), the same in every row; the Torch versions page shows them.
+MACHINE_FIELDS = frozenset({"platform"})
+
 def anchor(report: str, op: str, dtype: str) -> str:
     return "case-" + re.sub(r"[^A-Za-z0-9_]+", "-", f"{report}-{op}-{dtype}").strip("-").lower()
 
@@ -117,6 +121,8 @@ def _version_matrix(path: Path) -> tuple[list[str], list[list[str]], str] | None
     for row in (r for r in rows if isinstance(r, dict)):
         flat = {}
         for key, value in row.items():
+            if key in MACHINE_FIELDS:
+                continue
             if isinstance(value, dict) and "ok" in value:
                 flat[key] = "ok" if value.get("ok") else "differs"
             elif not isinstance(value, (list, dict)):
