@@ -38,6 +38,7 @@ NO_FIGURE = {"eager", "aot_eager", "export"}
 # string), the same in every row; the Torch versions page shows them.
 MACHINE_FIELDS = frozenset({"platform"})
 
+
 def anchor(report: str, op: str, dtype: str) -> str:
     return "case-" + re.sub(r"[^A-Za-z0-9_]+", "-", f"{report}-{op}-{dtype}").strip("-").lower()
 
