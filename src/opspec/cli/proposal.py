@@ -154,18 +154,25 @@ def _find(ws: workspace.Workspace, number: int) -> Path:
     return matches[0]
 
 
+def _read_proposal(ws, number: str):
+    """The proposal file with that number, parsed; its findings are printed when it does not parse."""
+    path = _find(ws, number)
+    display = checking.display_path(path)
+    parsed = parse_file(path, display)
+    if parsed.proposal is None:
+        for finding in parsed.findings:
+            print(finding, file=sys.stderr)
+    return path, display, parsed
+
+
 def run_measure(args) -> int:
     from opspec.proposals import measure
 
     ws = checkout(args.root)
     if args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
-    path = _find(ws, args.id)
-    display = checking.display_path(path)
-    parsed = parse_file(path, display)
+    path, display, parsed = _read_proposal(ws, args.id)
     if parsed.proposal is None:
-        for finding in parsed.findings:
-            print(finding, file=sys.stderr)
         return 2
     p = parsed.proposal
     if p.status not in ("draft", "review"):
@@ -185,12 +192,8 @@ def run_measure(args) -> int:
 
 def run_set_status(args) -> int:
     ws = checkout(args.root)
-    path = _find(ws, args.id)
-    display = checking.display_path(path)
-    parsed = parse_file(path, display)
+    path, display, parsed = _read_proposal(ws, args.id)
     if parsed.proposal is None:
-        for finding in parsed.findings:
-            print(finding, file=sys.stderr)
         return 2
     p = parsed.proposal
     try:
