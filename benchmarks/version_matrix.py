@@ -9,7 +9,7 @@ after), then with the working tree on ``PYTHONPATH``:
 
 - ``wheel``: would ``pip install opspec.whl`` keep this torch? (a dry run, torch must not be in the plan);
 - ``validate``: ``opspec validate``, its findings and notes;
-- ``drift``: ``opspec drift --format json``, drifted and absent entries, and whether anything leaks to stderr;
+- ``drift``: ``opspec drift --format json``, drifted and absent entries, and whether anything besides its progress lines leaks to stderr;
 - ``decompositions``: ``pytest conformance/test_decompositions.py`` (the ci profile), its counts and failures;
 - ``inductor``: ``opspec conform --backend inductor --isolate --dtypes float32``, its summary and non-passing cases.
 
@@ -41,6 +41,7 @@ RESULTS = REPO / "benchmarks" / "results" / "version_matrix.json"
 README = REPO / "benchmarks" / "README.md"
 START, END = "<!-- version-matrix:start -->", "<!-- version-matrix:end -->"
 TIMEOUT_S = 3 * 3600
+PROGRESS_LINE = re.compile(r"^drift: \w+ \d+/\d+$")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,7 +156,8 @@ def step_drift(python: Path, args) -> dict:
         return {"exit": done.returncode, "ok": False, "summary": "no report", "detail": done.stderr[-1000:]}
     drifted = [{"op": r["op"], "problem": r["problem"] or f"produces undeclared {', '.join(r['undeclared'])}"}
                for r in report["rules"] if r["undeclared"] or r["problem"]]
-    stderr = [line for line in done.stderr.splitlines() if line.strip()]
+    # drift's own progress lines ("drift: rules 13/121") are expected off a terminal; anything else leaked
+    stderr = [line for line in done.stderr.splitlines() if line.strip() and not PROGRESS_LINE.match(line)]
     result = {
         "exit": done.returncode, "ok": done.returncode == 0 and not stderr, "drifted_rules": drifted,
         "absent": report.get("absent", []), "core_added": sorted(report["core_added"]),
