@@ -25,11 +25,29 @@ def test_float_edges_hold_the_values_kernels_differ_on():
     assert ("nan",) in found
 
 
-def test_float_edges_stay_inside_the_domain():
+def test_float_edges_keep_finite_values_inside_the_domain_and_nan_unless_told():
     domain = Interval(0.0, 1.0, True, False)
     values = edges.float_edges(torch.float32, domain)
-    assert values and all(0.0 <= v < 1.0 for v in values)
-    assert 0.0 in values and not any(math.isnan(v) for v in values)
+    finite = [v for v in values if not math.isnan(v)]
+    assert finite and all(0.0 <= v < 1.0 for v in finite) and 0.0 in finite
+    assert any(math.isnan(v) for v in values)  # pow(nan, 0) is 1: NaN is an edge of every domain
+    assert not any(math.isnan(v) for v in edges.float_edges(torch.float32, domain, nan=False))
+
+
+def test_coordinates_get_no_nan():
+    call = Call("aten::grid_sampler_2d", (torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), 0, 0, False))
+    hints = cached_opset(None).ops_by_name["aten::grid_sampler_2d"].testing
+    grids = [v.args[1] for v in edges.value_variants(call, hints, torch.float32)]
+    inputs = [v.args[0] for v in edges.value_variants(call, hints, torch.float32)]
+    assert grids and not any(g.isnan().any() for g in grids)
+    assert any(t.isnan().any() for t in inputs)
+
+
+def test_several_data_tensors_also_meet_their_own_edges():
+    call = Call("aten::eq.Tensor", (torch.zeros(()), torch.zeros(())))
+    pairs = [(v.args[0].item(), v.args[1].item()) for v in edges.value_variants(call, TestingHints(), torch.float32)]
+    assert any(math.isnan(a) and math.isnan(b) for a, b in pairs)  # NaN == NaN must be false
+    assert (math.inf, math.inf) in pairs and any(a != b for a, b in pairs)
 
 
 def test_integer_edges_avoid_the_minimum_and_a_zero_divisor():

@@ -9,7 +9,11 @@ rewrites a drawn call instead of drawing new ones:
   smallest normal and denormal numbers, halfway ties, a ladder of magnitudes
   from 1e-30 to 1e30), cycled so that every edge value lands in every data
   tensor, each tensor rotated against the others so that different edges meet
-  at the same position. Shapes, strides and constants are the call's own, so a
+  at the same position; a call with several data tensors also gets the edges
+  aligned, so that each edge meets itself (NaN == NaN, inf - inf, 0 / 0).
+  A domain bounds the finite values; NaN, which every float function must
+  propagate or define (``pow(nan, 0)`` is 1), is in every domain except where
+  values are coordinates (``NAN_UNDEFINED``). Shapes, strides and constants are the call's own, so a
   backend with dynamic shapes runs them in the program it already built.
   Ops that add up many elements (``ACCUMULATES``) get no large finite values:
   there a result of cancelling magnitudes is rounding noise of the summation order.
@@ -30,7 +34,7 @@ import torch
 
 from opspec.spec.model import Interval, TestingHints
 from opspec.testing.strategies.call import Call
-from opspec.testing.strategies.op_traits import ACCUMULATES, BRANCHES, INTEGER_DIVISOR
+from opspec.testing.strategies.op_traits import ACCUMULATES, BRANCHES, INTEGER_DIVISOR, NAN_UNDEFINED
 from opspec.testing.strategies.schema_args import arguments_of
 from opspec.testing.strategies.values import contains, copy_preserving_layout, storage_view
 
@@ -40,21 +44,21 @@ MAGNITUDES = tuple(10.0 ** k for k in (-30, -10, -4, -1, 1, 4, 10, 30)) + (3.0, 
 TIES = (0.5, 1.5, 2.5)
 
 
-def float_edges(dtype: torch.dtype, domain: Interval | None) -> list[float]:
-    """The edge values of a floating dtype inside ``domain``, each once, in a fixed order."""
+def float_edges(dtype: torch.dtype, domain: Interval | None, *, nan: bool = True) -> list[float]:
+    """The edge values of a floating dtype inside ``domain`` (and NaN, with ``nan``), each once, in a fixed order."""
     info = torch.finfo(dtype)
     candidates = [0.0, -0.0, float("nan"), float("inf"), float("-inf"), info.max, -info.max, info.tiny, -info.tiny,
                   info.smallest_normal / 4, -info.smallest_normal / 4, info.eps, 1.0, -1.0]
     candidates += [v for tie in TIES for v in (tie, -tie)]
     candidates += [v for m in MAGNITUDES for v in (m, -m)]
     if domain is not None:
-        candidates = [v for v in candidates if contains(domain, v)]
+        candidates = [v for v in candidates if math.isnan(v) or contains(domain, v)]
         candidates += [b for b, closed in ((domain.low, domain.low_closed), (domain.high, domain.high_closed))
                        if closed and math.isfinite(b)]
     kept, seen = [], set()
     for value in candidates:
         if math.isnan(value):
-            if domain is None and "nan" not in seen:
+            if nan and "nan" not in seen:
                 seen.add("nan")
                 kept.append(value)
             continue
@@ -75,7 +79,7 @@ def integer_edges(dtype: torch.dtype, domain: Interval | None, *, divisor: bool 
     return [v for v in dict.fromkeys(candidates) if info.min <= v <= info.max and contains(domain, float(v))]
 
 
-def edges_for(tensor: torch.Tensor, domain: Interval | None, divisor: bool = False) -> list:
+def edges_for(tensor: torch.Tensor, domain: Interval | None, divisor: bool = False, nan: bool = True) -> list:
     if tensor.dtype == torch.bool:
         return [False, True]
     if tensor.dtype.is_complex:
@@ -83,7 +87,7 @@ def edges_for(tensor: torch.Tensor, domain: Interval | None, divisor: bool = Fal
         finite = [v for v in part if math.isfinite(v)]  # as values.py: C99 Annex G cases are not promised
         return [complex(a, b) for a, b in zip(finite, reversed(finite))]
     if tensor.dtype.is_floating_point:
-        return float_edges(tensor.dtype, domain)
+        return float_edges(tensor.dtype, domain, nan=nan)
     return integer_edges(tensor.dtype, domain, divisor=divisor)
 
 
@@ -134,17 +138,20 @@ def value_variants(call: Call, hints: TestingHints, dtype: torch.dtype) -> list[
     data = _data_tensors(call, dtype)
     if not data:
         return []
-    edge_lists = [edges_for(t, hints.domain.get(name), INTEGER_DIVISOR.get(call.op) == name) for name, t in data]
+    edge_lists = [edges_for(t, hints.domain.get(name), INTEGER_DIVISOR.get(call.op) == name,
+                            nan=NAN_UNDEFINED.get(call.op) != name) for name, t in data]
     if call.op in ACCUMULATES:
         edge_lists = [[v for v in edges if not _large_finite(v)] for edges in edge_lists]
     smallest = min(t.numel() for _, t in data)
     longest = max(len(e) for e in edge_lists)
     count = min(MAX_VALUE_VARIANTS, max(1, math.ceil(longest / smallest)))
+    rotations = (3, 0) if len(data) > 1 else (3,)  # rotated, then aligned: each edge meets itself
     variants = []
-    for k in range(count):
-        replacements = {id(t): _filled(t, edges, k * smallest + 3 * i)
-                        for i, ((_, t), edges) in enumerate(zip(data, edge_lists))}
-        variants.append(_replace_tensors(call, replacements))
+    for rotation in rotations:
+        for k in range(count):
+            replacements = {id(t): _filled(t, edges, k * smallest + rotation * i)
+                            for i, ((_, t), edges) in enumerate(zip(data, edge_lists))}
+            variants.append(_replace_tensors(call, replacements))
     return variants
 
 

@@ -118,6 +118,10 @@ INTEGER_DIVISOR = {
     "aten::remainder.Tensor": "other", "aten::remainder.Scalar": "other",
 }
 
+# Float tensors whose values are coordinates: a NaN there selects no defined element, so the
+# edge inputs (edges.float_edges) keep NaN out of their domain as they keep out other values.
+NAN_UNDEFINED = {"aten::grid_sampler_2d": "grid"}
+
 # Argument names whose tensors are masks whatever dtype is under test.
 BOOL_TENSOR_NAMES = frozenset({"condition", "mask"})
 DIM_NAMES = frozenset({"dim", "dims", "dim0", "dim1", "dim2"})
