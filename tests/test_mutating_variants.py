@@ -9,12 +9,10 @@ from test_conform import validate
 
 from opspec.bridge import functional_variants
 from opspec.cli import main
-from opspec.conform import functionalization as section_mod
 from opspec.conform import functionalization as fx
 from opspec.spec import load
 from opspec.spec.load import OpsetError
 from opspec.testing.strategies import Call
-
 
 # The findings in these tests are about writes through a diagonal view, which lower to
 # diagonal_scatter: outside opset 2026.11, core from 2026.12 (proposal 0006).
@@ -128,7 +126,7 @@ def read(tmp_path, text: str, opset):
     path = tmp_path / "functionalization.yaml"
     path.write_text(text)
     variants = functional_variants.variants(op.name for op in opset.active_ops())
-    return section_mod.read_findings(path, variants, opset)
+    return fx.read_findings(path, variants, opset)
 
 
 def test_findings_cover_programs_and_warn_about_unknown_variants(tmp_path, opset):
@@ -139,14 +137,14 @@ def test_findings_cover_programs_and_warn_about_unknown_variants(tmp_path, opset
     finding = findings.lookup(diagonal)
     assert finding is not None and finding.where.endswith(":4")
     assert findings.lookup(fx.Mutation(variant("aten::add_.Tensor"), "input", "slice")) is None
-    assert section_mod.judge("not-functional", finding) == ("xfail", "")
-    assert section_mod.judge("pass", finding)[0] == "xpass"
-    status, note = section_mod.judge("fail", finding)
+    assert fx.judge("not-functional", finding) == ("xfail", "")
+    assert fx.judge("pass", finding)[0] == "xpass"
+    status, note = fx.judge("fail", finding)
     assert status == "fail" and "expects not-functional" in note
-    lenient = section_mod.Finding(("aten::add_.Tensor",), ("*/expand",), "fails for non-finite values", "fail",
+    lenient = fx.Finding(("aten::add_.Tensor",), ("*/expand",), "fails for non-finite values", "fail",
                                   strict=False)
-    assert section_mod.judge("pass", lenient) == ("pass", "")
-    assert section_mod.judge("fail", lenient) == ("xfail", "")
+    assert fx.judge("pass", lenient) == ("pass", "")
+    assert fx.judge("fail", lenient) == ("xfail", "")
 
 
 @pytest.mark.parametrize("text, message", [

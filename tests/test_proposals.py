@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from opspec_fixtures import process_proposal, proposal_text, write_workspace
+from opspec_fixtures import process_proposal, write_workspace
 
 import opspec.checks
 from opspec.cli import main

@@ -5,7 +5,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from opspec_fixtures import git, init_repo, process_proposal, write_workspace
+from opspec_fixtures import init_repo, process_proposal, write_workspace
 
 from opspec.cli import main
 from opspec.proposals import check as checking

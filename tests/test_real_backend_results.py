@@ -15,11 +15,11 @@ import re
 from pathlib import Path
 
 import pytest
+from test_conform import validate
 
 from opspec.conform import expectations as expectations_mod
 from opspec.conform.cases import Case
 from opspec.conform.runner import cached_opset
-from test_conform import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "conformance" / "results"

@@ -20,7 +20,6 @@ from opspec_fixtures import ROOT, git, init_repo
 from opspec.bridge import torch_ops
 from opspec.checks import drift
 from opspec.cli import main
-from opspec.proposals import check as checking
 from opspec.proposals import edit
 from opspec.spec import load, resources
 

@@ -14,7 +14,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from opspec_fixtures import reopen_newest
 
 from opspec.bridge import decomp_table, torch_ops, versions

@@ -21,9 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opspec.bridge import torch_ops
-from opspec.checks.models import ExampleModel, ModelError, load_model  # noqa: F401 - the public entry points
-from opspec.spec.manifests import BackendManifest
+from opspec.checks.models import (  # noqa: F401 - the public entry points
+    ExampleModel,
+    ModelError,
+    load_model,
+)
 from opspec.spec.errors import one_line
+from opspec.spec.manifests import BackendManifest
 from opspec.spec.model import Opset
 
 CORE, BOOKKEEPING, OUTSIDE = "core", "bookkeeping", "outside"

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from opspec.conform import attribution, torch_logs
-from opspec.conform.cases import Case
 from opspec.conform.backends import UnknownBackend
+from opspec.conform.cases import Case
 from opspec.conform.runner import WARM_OPSET, CaseRunner, Settings
 
 STARTUP_TIMEOUT_S = 300.0  # importing torch and resolving the backend, on a loaded machine

@@ -18,8 +18,8 @@ from typing import Any, Iterable, TextIO
 
 from opspec import __version__
 from opspec.conform import lowering as lowering_mod
-from opspec.conform.cases import Case
 from opspec.conform.attribution import BLAME
+from opspec.conform.cases import Case
 from opspec.conform.evidence import EXECUTED
 from opspec.conform.runner import CLEAN, STATUSES
 from opspec.spec import atomic

@@ -18,7 +18,15 @@ from typing import Any, Callable
 import torch
 
 from opspec.bridge import versions
-from opspec.conform import attribution, backends, cases, evidence, properties, replay, torch_logs
+from opspec.conform import (
+    attribution,
+    backends,
+    cases,
+    evidence,
+    properties,
+    replay,
+    torch_logs,
+)
 from opspec.conform.cases import Case, Example
 from opspec.spec import atomic, load
 from opspec.testing import compare, kernel_errors

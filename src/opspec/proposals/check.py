@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from opspec.proposals import readiness
 from opspec.proposals.changes import STAMPED, Draft, apply_proposal
 from opspec.proposals.model import (
     ACTIONS_BY_TYPE,
@@ -22,7 +23,6 @@ from opspec.proposals.model import (
 )
 from opspec.proposals.opsetview import OpsetView, base_version, read_index, read_view
 from opspec.proposals.parse import ParsedFile, parse_file
-from opspec.proposals import readiness
 from opspec.proposals.transitions import move_problem
 from opspec.spec.errors import Finding, OpsetError, one_line
 from opspec.spec.model import version_key

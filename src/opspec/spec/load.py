@@ -18,7 +18,16 @@ from referencing import Registry, Resource
 
 from opspec.spec import resources, yamlio
 from opspec.spec.errors import Finding, OpsetError
-from opspec.spec.model import BookkeepingOp, CoreOp, DecompositionRule, OpDescription, Opset, VersionInfo, torch_specifier, version_key
+from opspec.spec.model import (
+    BookkeepingOp,
+    CoreOp,
+    DecompositionRule,
+    OpDescription,
+    Opset,
+    VersionInfo,
+    torch_specifier,
+    version_key,
+)
 from opspec.spec.yamlio import DataError, Mark
 
 INDEX = "versions.yaml"

@@ -18,9 +18,9 @@ from typing import Callable
 import torch
 from torch.utils import _pytree
 
+from opspec.bridge import torch_ops
 from opspec.conform import adapters, evidence
 from opspec.conform import backends as backends_mod
-from opspec.bridge import torch_ops
 from opspec.conform.backends import Backend, CompileError
 from opspec.spec.errors import one_line
 
@@ -94,7 +94,9 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
             warnings.simplefilter("ignore")
             partitioner = []
             if xnnpack:
-                from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+                from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
+                    XnnpackPartitioner,
+                )
 
                 partitioner = [XnnpackPartitioner()]
             edge = to_edge_transform_and_lower(exported, partitioner=partitioner)

@@ -27,9 +27,9 @@ from typing import Any, Callable
 
 import torch
 
+from opspec.bridge import torch_ops
 from opspec.conform import adapters, evidence
 from opspec.conform import backends as backends_mod
-from opspec.bridge import torch_ops
 from opspec.conform.backends import Backend, CompileError
 from opspec.spec.errors import one_line
 

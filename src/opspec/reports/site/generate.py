@@ -18,8 +18,8 @@ from opspec.proposals.model import STATUSES, Proposal
 from opspec.reports import changelog
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
-from opspec.reports.site import results as results_mod
 from opspec.reports.site import models_page, sanitize, scoreboard, version_matrix
+from opspec.reports.site import results as results_mod
 from opspec.spec import load, manifests, resources, yamlio
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace

@@ -34,9 +34,18 @@ import torch
 
 from opspec.spec.model import Interval, TestingHints
 from opspec.testing.strategies.call import Call
-from opspec.testing.strategies.op_traits import ACCUMULATES, BRANCHES, INTEGER_DIVISOR, NAN_UNDEFINED
+from opspec.testing.strategies.op_traits import (
+    ACCUMULATES,
+    BRANCHES,
+    INTEGER_DIVISOR,
+    NAN_UNDEFINED,
+)
 from opspec.testing.strategies.schema_args import arguments_of
-from opspec.testing.strategies.values import contains, copy_preserving_layout, storage_view
+from opspec.testing.strategies.values import (
+    contains,
+    copy_preserving_layout,
+    storage_view,
+)
 
 ACCUMULATING_LIMIT = 1e4  # ops in ACCUMULATES see no finite edge value this large (order-dependent rounding)
 MAX_VALUE_VARIANTS = 48  # enough for every edge value to reach a one-element tensor
