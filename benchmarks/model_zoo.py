@@ -43,6 +43,10 @@ FALLBACK_CALL = re.compile(r"\b(?:torch\.ops\.)?aten\.(\w+)\.(\w+)\(")  # the wr
 EXTERN_CALL = re.compile(r"extern_kernels\.(\w+)\(")
 
 
+class CoverageFailed(Exception):
+    """`opspec coverage` gave no report for a model (its exit status and last words)."""
+
+
 def qualified(name: str, overload: str) -> str:
     return f"aten::{name}" if overload == "default" else f"aten::{name}.{overload}"
 
@@ -54,7 +58,7 @@ def run_coverage(key: str) -> tuple[dict, float, int]:
                           capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 1):
-        raise RuntimeError(f"opspec coverage {key} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+        raise CoverageFailed(f"opspec coverage exited {done.returncode}: {done.stderr.strip()[-500:]}")
     return json.loads(done.stdout), elapsed, done.returncode
 
 
@@ -245,6 +249,9 @@ def markdown(data: dict) -> str:
     rows = ["| model | ops (calls) | bookkeeping / outside opset | flagged | op set = independent | backends agree with reality | coverage time |",
             "|---|---|---|---|---|---|---|"]
     for m in data["models"]:
+        if "coverage_error" in m:
+            rows.append(f"| {m['model']} | **coverage failed**: {m['coverage_error']} | | | | | |")
+            continue
         flagged = "; ".join(f"{b}: {', '.join(o.removeprefix('aten::') for o in ops)}"
                             for b, ops in m["flagged"].items() if ops) or "none"
         extra = ", ".join(o.removeprefix("aten::") for o in m["bookkeeping"] + m["outside_opset"]) or "-"
@@ -259,21 +266,24 @@ def markdown(data: dict) -> str:
     rows.append("")
     rows.append(f"{s['models']} models, {s['model_op_pairs']} model x op pairs: op sets agree with the independent "
                 f"computation on {s['op_set_agrees']} of {s['models']}; coverage agrees with what the backend does "
-                f"for {s['backend_agrees']} of {s['models'] * len(BACKENDS)} model x backend pairs.")
+                f"for {s['backend_agrees']} of {s['models'] * len(BACKENDS)} model x backend pairs"
+                + (f"; coverage gave no report for {s['coverage_failed']} model(s)." if s.get("coverage_failed") else "."))
     return "\n".join(rows)
 
 
-def summarised(results: list[dict]) -> dict:
+def summarised(all_results: list[dict]) -> dict:
+    results = [r for r in all_results if "coverage_error" not in r]
     return {
         "command": "python benchmarks/model_zoo.py",
         "environment": environment(),
         "summary": {
             "models": len(results),
+            "coverage_failed": len(all_results) - len(results),
             "model_op_pairs": sum(r["ops"] for r in results),
             "op_set_agrees": sum(r["op_set"]["agrees"] for r in results),
             "backend_agrees": sum(v["agrees"] for r in results for v in r["backends"].values()),
         },
-        "models": results,
+        "models": all_results,
     }
 
 
@@ -308,10 +318,16 @@ def main() -> int:
     results = []
     for key in keys:
         started = time.perf_counter()
-        result = measure(key, earlier.get(key))
+        try:
+            result = measure(key, earlier.get(key))
+        except CoverageFailed as failure:  # recorded as a row of its own: opspec could not answer for this model
+            result = {"model": key, "coverage_error": str(failure)}
         result["benchmark_s"] = round(time.perf_counter() - started, 1)
         results.append(result)
         atomic.write_text(args.out, json.dumps(summarised(results), indent=1) + "\n")  # a stopped run keeps its models
+        if "coverage_error" in result:
+            print(f"{key}: {result['coverage_error']}", flush=True)
+            continue
         verdicts = ", ".join(f"{b} {'ok' if v['agrees'] else 'NO'}" for b, v in result["backends"].items())
         print(f"{key}: {result['ops']} ops, op set {'ok' if result['op_set']['agrees'] else 'NO'}, {verdicts} "
               f"({result['benchmark_s']}s)", flush=True)

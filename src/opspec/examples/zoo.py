@@ -66,7 +66,7 @@ def raft_small():
     """Optical flow between two frames; the number of refinement steps is a non-tensor keyword input."""
     from torchvision.models import optical_flow
 
-    return optical_flow.raft_small(weights=None), (_image(64), _image(64)), {"num_flow_updates": 2}
+    return optical_flow.raft_small(weights=None), (_image(128), _image(128)), {"num_flow_updates": 2}  # RAFT needs 128 px
 
 
 # ---- transformers (small configs) ----
