@@ -55,17 +55,36 @@ def pytest_addoption(parser):
                          "onnxruntime or pkg.module:callable); without it those tests are skipped")
 
 
+# device -> the case whose device fault poisoned it in this process; later cases on that device
+# here would fail for its sake, so they are skipped naming it (a fresh process runs them).
+POISONED: dict[str, str] = {}
+
+
+def device_of(item) -> str | None:
+    """The device of a generated case: its id ends in -cpu or -cuda."""
+    callspec = getattr(item, "callspec", None)
+    suffix = callspec.id.rsplit("-", 1)[-1] if callspec else None
+    return suffix if suffix in ("cpu", "cuda") else None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """A dtype the device has no kernel for is a skip with the kernel's words; a device fault is the
-    case's crash (the device context is poisoned: later cases in this process are not to be trusted).
+    case's crash, and the cases after it on that device in this process are skipped, naming it.
     A hook rather than code in the tests: hypothesis derives the ci profile's draws from the test's source."""
     from opspec.checks import decomp_check
     from opspec.testing import kernel_errors
 
+    device = device_of(item)
+    if device in POISONED:
+        pytest.skip(f"not run: a device fault in {POISONED[device]} poisoned {device} in this process; "
+                    f"run this case again in a fresh process (pytest {item.nodeid!r})")
     try:
         return (yield)
     except decomp_check.KernelMissing as err:
         pytest.skip(str(err))
     except kernel_errors.DeviceFault as err:
-        pytest.fail(f"crash: {err}; later cases on this device in this process are not to be trusted", pytrace=False)
+        if device is not None:
+            POISONED[device] = item.nodeid
+        pytest.fail(f"crash: {err}; the cases after it on {device or 'this device'} in this process are skipped",
+                    pytrace=False)

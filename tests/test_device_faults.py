@@ -3,6 +3,9 @@ is a skip with the kernel's words, and a device fault is one crash after which a
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from opspec.spec import load
 from opspec.testing import kernel_errors
 
 HERE = Path(__file__).parent
+CONFORMANCE = HERE.parent / "conformance"
 NOT_FOR_INT = "\"addcmul_cpu_out\" not implemented for 'Int'"
 
 
@@ -102,3 +106,25 @@ def test_a_device_fault_costs_one_case_and_a_fresh_worker_runs_the_next(tmp_path
     # not poisoned: the right answer (computed by the eager kernels this backend hands back: a fallback)
     assert {statuses["aten::relu"][0], statuses["aten::sin"][0]} <= {"pass", "fallback"}, statuses
     assert code == 1
+
+
+FAULTING_SUITE = '''
+import pytest
+from opspec.testing.kernel_errors import DeviceFault
+
+@pytest.mark.parametrize("case", ["a-cuda", "b-cuda", "c-cpu", "d-cuda"], ids=lambda c: c)
+def test_case(case):
+    if case == "a-cuda":
+        raise DeviceFault("device fault: RuntimeError: CUDA error: an illegal memory access was encountered")
+'''
+
+
+def test_a_device_fault_in_the_suite_skips_the_later_cases_on_that_device_naming_it(tmp_path):
+    shutil.copy(CONFORMANCE / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_faulting.py").write_text(FAULTING_SUITE)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-rfs", "-q",
+                           str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert "1 failed, 1 passed, 2 skipped" in done.stdout, done.stdout[-2000:]
+    assert "crash: device fault" in done.stdout
+    skipped = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(skipped) == 2 and all("test_case[a-cuda] poisoned cuda" in line for line in skipped)
