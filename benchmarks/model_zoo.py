@@ -311,6 +311,11 @@ def summarised(all_results: list[dict]) -> dict:
     }
 
 
+def in_zoo_order(by_model: dict, zoo_keys) -> list[dict]:
+    """Results in the zoo's order, then any model no longer in the zoo."""
+    return [by_model[k] for k in zoo_keys if k in by_model] + [m for k, m in by_model.items() if k not in zoo_keys]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", metavar="KEY", help="zoo keys (default: all)")
@@ -327,7 +332,7 @@ def main() -> int:
         from opspec.spec import atomic
 
         found = {m["model"]: m for path in args.merge for m in json.loads(path.read_text(encoding="utf-8"))["models"]}
-        atomic.write_text(args.out, json.dumps(summarised([found[k] for k in zoo.ZOO if k in found]), indent=1) + "\n")
+        atomic.write_text(args.out, json.dumps(summarised(in_zoo_order(found, zoo.ZOO)), indent=1) + "\n")
         return 0
     if args.markdown:
         print(markdown(json.loads(args.out.read_text(encoding="utf-8"))))
@@ -348,14 +353,15 @@ def main() -> int:
             result = {"model": key, "coverage_error": str(failure)}
         result["benchmark_s"] = round(time.perf_counter() - started, 1)
         results.append(result)
-        atomic.write_text(args.out, json.dumps(summarised(results), indent=1) + "\n")  # a stopped run keeps its models
+        written = in_zoo_order({**earlier, **{r["model"]: r for r in results}}, zoo.ZOO)  # --rejudge keeps the others
+        atomic.write_text(args.out, json.dumps(summarised(written), indent=1) + "\n")  # a stopped run keeps its models
         if "coverage_error" in result:
             print(f"{key}: {result['coverage_error']}", flush=True)
             continue
         verdicts = ", ".join(f"{b} {'ok' if v['agrees'] else 'NO'}" for b, v in result["backends"].items())
         print(f"{key}: {result['ops']} ops, op set {'ok' if result['op_set']['agrees'] else 'NO'}, {verdicts} "
               f"({result['benchmark_s']}s)", flush=True)
-    data = summarised(results)
+    data = summarised(in_zoo_order({**earlier, **{r["model"]: r for r in results}}, zoo.ZOO))
     atomic.write_text(args.out, json.dumps(data, indent=1) + "\n")
     print(markdown(data))
     return 0

@@ -24,3 +24,26 @@ def test_page_from_results_and_without(tmp_path):
     row = next(line for line in page.splitlines() if line.startswith("| transformers:t5\\_encoder"))
     assert "<code>aten::&#95;assert&#95;tensor&#95;metadata</code>" in row and "eager yes, onnxruntime yes" in row
     assert "onnxruntime: RuntimeError: Cannot view a tensor &lt;x\\> (not an op)" in row  # escaped: text from errors
+
+
+def test_a_model_coverage_could_not_answer_for_and_a_difference_the_rules_explain_are_said_so(tmp_path):
+    verdict = {"agrees": True, "disagreements": [], "ran": True, "failure": "", "failure_cause": ""}
+    data = {
+        "command": "python benchmarks/model_zoo.py", "environment": {"torch": "2.13.0"},
+        "summary": {"models": 1, "model_op_pairs": 3, "op_set_agrees": 0, "op_set_agrees_given_rules": 1,
+                    "backend_agrees": 1, "coverage_failed": 1},
+        "models": [
+            {"model": "torchvision:raft_small", "coverage_error": "opspec coverage exited 2: torch.export failed"},
+            {"model": "transformers:wav2vec2", "ops": 3, "calls": 9, "bookkeeping": [], "outside_opset": [],
+             "flagged": {"eager": []}, "backends": {"eager": verdict},
+             "op_set": {"agrees": False, "agrees_given_rules": True, "lowered_further": ["aten::linalg_vector_norm"]}},
+        ],
+    }
+    path = tmp_path / "model_zoo.json"
+    path.write_text(json.dumps(data))
+    page = models_page.pages(path)[models_page.PAGE]
+    failed = next(line for line in page.splitlines() if line.startswith("| torchvision:raft"))
+    assert "coverage failed" in failed and "torch.export failed" in failed
+    explained = next(line for line in page.splitlines() if line.startswith("| transformers:wav2vec2"))
+    assert "an opset rule lowers" in explained and "linalg" in explained
+    assert "1 more where only the opset's own rules lower further" in page

@@ -30,8 +30,11 @@ def pages(path: Path) -> dict[str, str]:
         "(Inductor's generated code, the ONNX export run in ONNX Runtime, eager and aot_eager runs).",
         "",
         f"*{summary['models']} models, {summary['model_op_pairs']} model x op pairs; op sets agree on "
-        f"{summary['op_set_agrees']} of {summary['models']}, backend verdicts on {summary['backend_agrees']} of "
-        f"{summary['models'] * len(data['models'][0]['backends']) if data['models'] else 0} model x backend pairs. "
+        f"{summary['op_set_agrees']} of {summary['models']}"
+        + (f" ({summary['op_set_agrees_given_rules']} more where only the opset's own rules lower further)"
+           if summary.get("op_set_agrees_given_rules") else "")
+        + f", backend verdicts on {summary['backend_agrees']} of "
+        f"{summary['models'] * next((len(m['backends']) for m in data['models'] if 'backends' in m), 0)} model x backend pairs. "
         f"Measured with {sanitize.inline(', '.join(f'{k} {v}' for k, v in env.items()))} "
         f"(`{sanitize.inline(data['command'])}`).*",
         "",
@@ -39,11 +42,24 @@ def pages(path: Path) -> dict[str, str]:
         "|---|---|---|---|---|---|---|",
     ]
     for m in data["models"]:
+        if "coverage_error" in m:  # coverage gave no report for this model
+            lines.append(f"| {sanitize.inline(m['model'])} | coverage failed | | | | | "
+                         f"{sanitize.inline(m['coverage_error'][:300])} |")
+            continue
         extra = ", ".join(sanitize.code(o) for o in m["bookkeeping"] + m["outside_opset"]) or "-"
         flagged = "; ".join(f"{b}: {', '.join(sanitize.code(o) for o in ops)}" for b, ops in m["flagged"].items() if ops) or "none"
         agree = ", ".join(f"{b} {'yes' if v['agrees'] else '**no**'}" for b, v in m["backends"].items())
         failures = "; ".join(f"{b}: {sanitize.inline(v['failure'][:160])} ({v['failure_cause']})"
                              for b, v in m["backends"].items() if not v["ran"]) or "-"
         lines.append(f"| {sanitize.inline(m['model'])} | {m['ops']} ({m['calls']}) | {extra} | {flagged} | "
-                     f"{'yes' if m['op_set']['agrees'] else '**no**'} | {agree} | {failures} |")
+                     f"{_op_set(m['op_set'])} | {agree} | {failures} |")
     return {PAGE: "\n".join(lines) + "\n"}
+
+
+def _op_set(op_set: dict) -> str:
+    if op_set["agrees"]:
+        return "yes"
+    if op_set.get("agrees_given_rules"):
+        lowered = ", ".join(sanitize.code(o) for o in op_set["lowered_further"])
+        return f"yes, but torch's core table keeps {lowered}, which an opset rule lowers"
+    return "**no**"
