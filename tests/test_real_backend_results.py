@@ -24,7 +24,7 @@ from opspec.conform.runner import cached_opset
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "conformance" / "results"
 EXPECTATIONS = ROOT / "conformance" / "expectations"
-REAL = {"openvino-single-op": "openvino", "executorch": "executorch", "executorch-xnnpack": "executorch"}
+REAL = {"openvino": "openvino", "openvino-single-op": "openvino", "executorch": "executorch", "executorch-xnnpack": "executorch"}
 BUGS = ("fail", "compile-error", "run-error", "crash", "timeout")
 NOT_PASSING_OUTCOMES = (*BUGS, "fallback")
 
