@@ -77,3 +77,15 @@ def test_inputs_must_match_the_selected_ops(wrong_run, capsys, tmp_path):
     bad.write_text("[1, 2]")
     code, _, err = run_cli(capsys, "conform", "--backend", "eager", "--inputs", str(bad))
     assert code == 2 and f"{bad}: entry 0 is not an opspec-ir/1 recorded call" in err
+
+
+def test_a_model_the_backend_hands_back_to_pytorch_is_a_fallback_not_a_pass(capsys, tmp_path, monkeypatch):
+    (tmp_path / "handback.py").write_text("def compile_fn(gm, example_inputs):\n    return gm  # runs nothing itself\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run_cli(capsys, "conform", "--model", "opspec.examples.models:masked_pooling", "--backend",
+                           "handback:compile_fn", "--report", str(tmp_path / "m.json"))
+    report = json.loads((tmp_path / "m.json").read_text())
+    assert report["comparison"]["ok"] is True  # the right answer, computed by PyTorch
+    assert report["status"] == "fallback" and report["executed"] == "pytorch", report
+    assert code == 0 and "ran in PyTorch, not in the backend" in out
+    assert report["evidence"]["source"] == "partition" and report["evidence"]["pytorch_ops"]

@@ -14,6 +14,11 @@
    ``opspec conform --ops OP --inputs FILE`` replays. Where the instrumented
    program matches (the divergence needs the whole program, e.g. a fusion),
    every node is checked alone in graph order.
+
+A matching model is a ``pass`` only where the backend computed it: the execution
+evidence of op-level cases (:mod:`.evidence`) is collected over the model's
+program, and a model whose ops ran in PyTorch, all or some, is ``fallback``
+(the right answer, not all of it the backend's), naming the ops PyTorch ran.
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ from torch.utils import _pytree
 
 from opspec.checks import coverage
 from opspec.checks.models import ExampleModel
-from opspec.conform import backends, ir
+from opspec.conform import backends, evidence, ir
 from opspec.conform.backends import CompileError
 from opspec.spec import atomic
 from opspec.spec.errors import one_line
@@ -59,8 +64,9 @@ class Culprit:
 class ModelResult:
     model: str
     backend: dict[str, str]
-    status: str  # pass | fail | compile-error | run-error
+    status: str  # pass | fallback | fail | compile-error | run-error
     message: str = ""
+    executed: evidence.Evidence | None = None  # who ran the model's ops
     nodes: int = 0
     compared: dict[str, Any] = field(default_factory=dict)
     first_divergence: str | None = None  # node name in the instrumented run
@@ -69,12 +75,14 @@ class ModelResult:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.status == "pass" else 1
+        return 0 if self.status in ("pass", "fallback") else 1  # as op-level runs: a fallback is no bug
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "backend": self.backend, "status": self.status, "message": self.message,
                 "nodes": self.nodes, "comparison": self.compared, "first_divergence": self.first_divergence,
-                "culprit": self.culprit.to_dict() if self.culprit else None, "duration_s": round(self.duration_s, 2)}
+                "culprit": self.culprit.to_dict() if self.culprit else None, "duration_s": round(self.duration_s, 2),
+                "executed": self.executed.executed if self.executed else "unknown",
+                "evidence": self.executed.as_dict() if self.executed else None}
 
 
 def _tensor_program(module: Callable, example: ExampleModel) -> tuple[Callable, list[torch.Tensor]]:
@@ -106,15 +114,23 @@ def check_model(name: str, example: ExampleModel, backend: backends.Backend, ops
     program, tensors = _tensor_program(graph_module, example)
     with torch.no_grad():
         reference = example.run()
-        try:
-            compiled = backend.compile(program, _fresh(tensors))
-            candidate = compiled(*_fresh(tensors))
-        except CompileError as err:
-            return _done(result, "compile-error", str(err), started)
-        except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
-            return _done(result, "run-error", one_line(err, 300), started)
+        torch._dynamo.reset()
+        with evidence.collecting() as seen:
+            try:
+                compiled = backend.compile(program, _fresh(tensors))
+                candidate = compiled(*_fresh(tensors))
+            except CompileError as err:
+                return _done(result, "compile-error", str(err), started)
+            except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
+                return _done(result, "run-error", one_line(err, 300), started)
+        # "" is no op: the model's evidence is judged over all of its ops
+        result.executed = evidence.static(backend.name) or evidence.judge("", seen)
         verdict = compare.compare(_tensors_of(candidate), _tensors_of(reference), tolerance=MODEL_TOLERANCE)
         result.compared = _numbers(verdict)
+        if verdict.ok and result.executed.executed in evidence.FALLBACK:
+            ran = result.executed.pytorch_ops
+            return _done(result, "fallback", f"right answer, but {len(ran)} of the model's ops ran in PyTorch, not in "
+                         f"the backend ({result.executed.source}): {', '.join(ran)}", started)
         if verdict.ok:
             return _done(result, "pass", "", started)
         result.message = f"outputs differ from eager: {verdict.message}"
