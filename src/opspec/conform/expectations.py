@@ -18,6 +18,7 @@ from packaging.specifiers import SpecifierSet
 
 from opspec.bridge import versions
 from opspec.conform.cases import Case, op_matches
+from opspec.conform.lowering import shown
 from opspec.spec import load, resources, yamlio
 from opspec.spec.load import Finding, OpsetError
 from opspec.spec.model import Opset, specifier_holds, torch_specifier
@@ -93,7 +94,7 @@ def read(path: Path, opset: Opset, torch_version: str | None = None) -> Expectat
                             dtypes=tuple(item.get("dtypes", ())), devices=tuple(item.get("devices", ())),
                             torch=torch_range, tests=tuple(item.get("tests", ())), link=item.get("link", ""),
                             attribution=item.get("attribution", ""),
-                            where=f"{mark.path}:{mark.line}")
+                            where=f"{shown(Path(mark.path))}:{mark.line}")
         if not any(op_matches(name, entry.op) for name in names):
             warnings.append(f"{mark}: expectation {entry.op!r} matches no op of opset {opset.version}")
         entries.append(entry)
