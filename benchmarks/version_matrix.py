@@ -41,6 +41,7 @@ RESULTS = REPO / "benchmarks" / "results" / "version_matrix.json"
 README = REPO / "benchmarks" / "README.md"
 START, END = "<!-- version-matrix:start -->", "<!-- version-matrix:end -->"
 TIMEOUT_S = 3 * 3600
+CONFORM_STATUSES = ("pass", "fallback", "xfail", "xpass", "skip", "fail", "compile-error", "run-error", "crash", "timeout")
 PROGRESS_LINE = re.compile(r"^drift: \w+ \d+/\d+$")
 
 
@@ -215,7 +216,7 @@ def step_inductor(python: Path, args) -> dict:
     summary = report["summary"]
     off = [{"op": r["op"], "dtype": r["dtype"], "status": r["status"], "message": (r.get("message") or "").splitlines()[0][:300] if r.get("message") else ""}
            for r in report["results"] if r["status"] not in ("pass", "xfail")]
-    counts = {k: v for k, v in summary.items() if k in ("pass", "xfail", "xpass", "skip", "fail", "compile-error", "run-error", "crash", "timeout") and v}
+    counts = {k: summary[k] for k in CONFORM_STATUSES if summary.get(k)}
     return {"exit": done.returncode, "ok": done.returncode == 0, "dtypes": args.dtypes, "ops": ops or "all", "cases": len(report["results"]),
             "counts": counts, "not_passing": off,
             "warnings": report.get("warnings", []), "summary": f"exit {done.returncode}, " + ", ".join(f"{v} {k}" for k, v in counts.items())}
@@ -254,7 +255,7 @@ def write_table(results: dict) -> None:
                      + (f", absent: {', '.join(a['op'].removeprefix('aten::') for a in d['absent'])}" if d["absent"] else "")
                      + (f", {d['stderr_lines']} stderr lines" if d["stderr_lines"] else ""))
         decomps = cell("decompositions", lambda d: ", ".join(f"{n} {k}" for k, n in d["counts"].items() if n))
-        inductor = cell("inductor", lambda d: ", ".join(f"{n} {k}" for k, n in d["counts"].items())
+        inductor = cell("inductor", lambda d: ", ".join(f"{d['counts'][k]} {k}" for k in CONFORM_STATUSES if k in d["counts"])
                         + ("" if d.get("ops", "all") == "all" else f" ({d['cases']} sampled ops)"))
         wheel = cell("wheel", lambda d: "yes" if d["ok"] else d["summary"])
         total = entry.get("total_s")
