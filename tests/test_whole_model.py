@@ -89,3 +89,22 @@ def test_a_model_the_backend_hands_back_to_pytorch_is_a_fallback_not_a_pass(caps
     assert report["status"] == "fallback" and report["executed"] == "pytorch", report
     assert code == 0 and "ran in PyTorch, not in the backend" in out
     assert report["evidence"]["source"] == "partition" and report["evidence"]["pytorch_ops"]
+
+
+def test_a_model_run_keeps_warnings_and_torch_logs_in_its_log_file(capsys, tmp_path, monkeypatch):
+    import logging
+    import warnings
+
+    (tmp_path / "noisy.py").write_text(
+        "import warnings\n\ndef compile_fn(gm, example_inputs):\n"
+        "    warnings.warn('the backend package speaks')\n    return gm\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    torch_handlers = list(logging.getLogger("torch").handlers)
+    code, out, err = run_cli(capsys, "conform", "--model", "opspec.examples.models:masked_pooling", "--backend",
+                             "noisy:compile_fn", "--report", str(tmp_path / "m.json"))
+    assert code == 0 and "the backend package speaks" not in out + err
+    assert "the backend package speaks" in (tmp_path / "m.log").read_text()
+    assert f"torch's log: {tmp_path / 'm.log'}" in out
+    assert list(logging.getLogger("torch").handlers) == torch_handlers  # put back after the run
+    with pytest.warns(UserWarning, match="after the run"):
+        warnings.warn("after the run")

@@ -202,7 +202,7 @@ def run_model(args) -> int:
 
     from opspec.bridge import decomp_table
     from opspec.checks import models
-    from opspec.conform import backends, whole_model
+    from opspec.conform import backends, torch_logs, whole_model
     from opspec.conform.runner import cached_opset
     from opspec.examples import zoo
     from opspec.spec import atomic
@@ -211,14 +211,17 @@ def run_model(args) -> int:
     if args.ops or args.inputs or args.functionalization or args.resume:
         raise UsageError("--model runs a whole model; it takes no --ops, --inputs, --functionalization or --resume")
     opset = cached_opset(args.opset_version if args.opset_version else None)
-    try:
-        backend = backends.resolve(args.backend, opset, dynamic=not args.static)
-        example = models.load_model(args.model, zoo.ZOO)
-        report_path = Path(args.report or f"conformance-model-{_slug(args.model)}-{_slug(backend.name)}.json")
-        result = whole_model.check_model(args.model, example, backend, opset, decomp_table.decomposition_table(opset),
-                                         report_path.with_suffix(".repros"))
-    except (backends.UnknownBackend, models.ModelError) as err:
-        raise UsageError(str(err)) from None
+    report_path = Path(args.report or f"conformance-model-{_slug(args.model)}-{_slug(args.backend)}.json")
+    log_path = report_path.with_suffix(".log")
+    # torch's and the backend package's log lines and warnings go to the log, not the terminal
+    with torch_logs.to_file_while(str(log_path)):
+        try:
+            backend = backends.resolve(args.backend, opset, dynamic=not args.static)
+            example = models.load_model(args.model, zoo.ZOO)
+            result = whole_model.check_model(args.model, example, backend, opset,
+                                             decomp_table.decomposition_table(opset), report_path.with_suffix(".repros"))
+        except (backends.UnknownBackend, models.ModelError) as err:
+            raise UsageError(str(err)) from None
     atomic.write_text(report_path, json.dumps(result.to_dict(), indent=2) + "\n")
     print(f"{args.model} on {backend.name}: {result.status} ({result.nodes} ops in the graph, {result.duration_s:.1f}s)")
     if result.message:
@@ -234,6 +237,7 @@ def run_model(args) -> int:
             where = f" (first diverging node: {result.first_divergence})" if result.first_divergence else ""
             print(f"  no single op diverges alone{where}: the difference needs the whole program (fusion or rounding)")
     print(f"report: {report_path}")
+    print(f"torch's log: {log_path}")
     return result.exit_code
 
 

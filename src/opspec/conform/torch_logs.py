@@ -6,9 +6,31 @@ libraries print, are kept beside the report (``REPORT.log``) for whoever needs t
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def to_file_while(path: str) -> Iterator[None]:
+    """:func:`to_file` for the block only: the loggers' handlers and the warnings capture are put back after."""
+    import torch._logging._internal as internal
+
+    names = {"torch", "py.warnings", *internal.log_registry.get_log_qnames(), *internal.log_registry.get_artifact_log_qnames()}
+    saved = {name: (list(logging.getLogger(name).handlers), logging.getLogger(name).propagate) for name in names}
+    try:
+        to_file(path)
+        yield
+    finally:
+        logging.captureWarnings(False)
+        for name, (handlers, propagate) in saved.items():
+            logger = logging.getLogger(name)
+            for handler in logger.handlers:
+                if handler not in handlers:
+                    handler.close()
+            logger.handlers, logger.propagate = handlers, propagate
 
 
 def to_file(path: str) -> None:
