@@ -81,42 +81,17 @@ def independent(example) -> tuple[Counter, dict[str, bool], object]:
     return counts, core, decomposed
 
 
-class _CodeWritten(Exception):
-    """Raised once Inductor has written its wrapper code: the kernels need not be compiled to read it."""
-
-
-def generated_code(fn, *args, **kwargs) -> list[str]:
-    """The wrapper code Inductor generates for ``fn`` (compiled with backend='inductor'), stopping before the C++
-    kernels are built; an exception from Inductor before that point propagates."""
-    from torch._inductor.graph import GraphLowering
-
-    codes: list[str] = []
-    previous = GraphLowering.save_output_code
-
-    def save(code: str) -> None:
-        codes.append(code)
-        raise _CodeWritten
-
-    GraphLowering.save_output_code = save
-    try:
-        fn(*args, **kwargs)
-    except Exception:
-        if not codes:
-            raise
-    finally:
-        GraphLowering.save_output_code = previous
-    return codes
-
-
 def inductor_reality(program, example) -> dict:
     """What Inductor's generated CPU code calls back into ATen, or why it did not compile."""
     import torch
+
+    from opspec.bridge import inductor_code
 
     torch._dynamo.reset()
     compiled = torch.compile(program.module(), backend="inductor")
     try:
         with torch.no_grad():
-            sources = generated_code(compiled, *example.args, **dict(example.kwargs))
+            sources = inductor_code.wrapper_code(compiled, *example.args, **dict(example.kwargs))
     except Exception as err:  # noqa: BLE001 - a failing backend is a result
         return {"ran": False, "error": _line(err), "fallback_calls": [], "extern_calls": []}
     code = "\n".join(sources)

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from opspec.bridge import torch_ops
+from opspec.bridge import inductor_code, torch_ops
 from opspec.spec import atomic, load, manifests, resources, yamlio
 
 HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
@@ -176,6 +176,7 @@ def inductor_device_fallback(name: str, device: str, version: str) -> str | None
     import re
 
     import torch
+
     from opspec.conform import cases
     from opspec.spec.model import CoreOp
     from opspec.testing import strategies
@@ -190,39 +191,13 @@ def inductor_device_fallback(name: str, device: str, version: str) -> str | None
     example = max(examples, key=lambda e: sum(t.numel() for t in e.inputs))
     torch._dynamo.reset()
     compiled = torch.compile(example.program(), backend="inductor", dynamic=False)
-    sources = _wrapper_code(compiled, *example.fresh_inputs())
+    sources = inductor_code.wrapper_code(compiled, *example.fresh_inputs())
     short, _, overload = name.removeprefix("aten::").partition(".")
     # the wrapper calls it as aten.X.overload(...) (aten = torch.ops.aten) or in full
     call = re.compile(rf"\b(?:torch\.ops\.)?aten\.{re.escape(short)}\.{overload or 'default'}\(")
     if any(call.search(code) for code in sources):
         return f"Inductor's generated {device} code calls torch.ops.aten.{short}.{overload or 'default'} (the ATen kernel)"
     return None
-
-
-class _CodeWritten(Exception):
-    pass
-
-
-def _wrapper_code(fn, *args) -> list[str]:
-    """The wrapper code Inductor writes for ``fn``, read before its kernels are compiled (they need not run)."""
-    from torch._inductor.graph import GraphLowering
-
-    codes: list[str] = []
-    previous = GraphLowering.save_output_code
-
-    def save(code: str) -> None:
-        codes.append(code)
-        raise _CodeWritten
-
-    GraphLowering.save_output_code = save
-    try:
-        fn(*args)
-    except Exception:
-        if not codes:
-            raise
-    finally:
-        GraphLowering.save_output_code = previous
-    return codes
 
 
 def device_fallbacks(backend: str, names: list[str], devices: tuple[str, ...], version: str) -> dict[str, dict[str, str]]:
