@@ -16,9 +16,7 @@ from typing import Iterator
 @contextlib.contextmanager
 def to_file_while(path: str) -> Iterator[None]:
     """:func:`to_file` for the block only: the loggers' handlers and the warnings capture are put back after."""
-    import torch._logging._internal as internal
-
-    names = {"torch", "py.warnings", *internal.log_registry.get_log_qnames(), *internal.log_registry.get_artifact_log_qnames()}
+    names = {"py.warnings", *_torch_loggers()}
     saved = {name: (list(logging.getLogger(name).handlers), logging.getLogger(name).propagate) for name in names}
     try:
         to_file(path)
@@ -35,12 +33,9 @@ def to_file_while(path: str) -> Iterator[None]:
 
 def to_file(path: str) -> None:
     """Send every ``torch.*`` logger's output and Python warnings to ``path`` (appended)."""
-    import torch._logging._internal as internal
-
     handler = logging.FileHandler(path, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    names = {"torch", *internal.log_registry.get_log_qnames(), *internal.log_registry.get_artifact_log_qnames()}
-    for name in sorted(names):
+    for name in sorted(_torch_loggers()):
         logger = logging.getLogger(name)
         for old in [h for h in logger.handlers if isinstance(h, logging.StreamHandler)
                     and not isinstance(h, logging.FileHandler)]:
@@ -51,6 +46,13 @@ def to_file(path: str) -> None:
     warnings_logger = logging.getLogger("py.warnings")
     warnings_logger.handlers = [handler]
     warnings_logger.propagate = False
+
+
+def _torch_loggers() -> set[str]:
+    """The names of torch's loggers: its root and every registered log and artifact."""
+    import torch._logging._internal as internal
+
+    return {"torch", *internal.log_registry.get_log_qnames(), *internal.log_registry.get_artifact_log_qnames()}
 
 
 def redirect_output(path: str) -> None:
