@@ -204,3 +204,50 @@ def test_show_prints_full_precision():
     assert rows.show(torch.tensor([1e-10], dtype=torch.float64)) == "[1e-10] (float64)"
     assert rows.show(torch.tensor(float("-inf"))) == "-inf (float32)"
     assert rows.show(torch.empty(2, 0)) == "[[], []] (float32 shape [2, 0])"
+
+
+# --- opspec validate --------------------------------------------------------------------------------------------------
+
+def _with_rows(opset: Path, name: str, text: str) -> Path:
+    folder = opset / "special_cases"
+    for old in folder.glob("*.yaml"):  # the test states every row it judges
+        old.unlink()
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def test_validate_reports_a_false_row_at_its_line(opset_copy, capsys):
+    from opspec.cli import main
+
+    path = _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text())
+    code = main(["validate", "--opset", str(opset_copy)])
+    output = capsys.readouterr()
+    assert code == 1
+    [line] = [l for l in output.out.splitlines() if l.startswith(str(path)) and "note:" not in l]
+    assert line.startswith(f"{path}:7:7: aten::sign row 'The sign of NaN is NaN.'")
+    # Without torch the rows are not run, and the same data is clean.
+    assert main(["validate", "--opset", str(opset_copy), "--no-torch"]) == 0
+
+
+def test_validate_without_torch_reports_schema_errors_and_ops_outside_the_opset(opset_copy):
+    from opspec.checks.validate import validate
+
+    path = _with_rows(opset_copy, "misc.yaml", (FIXTURES / "unknown_class.yaml").read_text())
+    report = validate(opset_copy, use_torch=False)
+    assert [str(f.mark) for f in report.findings] == [f"{path}:4:7"]
+    path = _with_rows(opset_copy, "misc.yaml", (FIXTURES / "unknown_op.yaml").read_text())
+    report = validate(opset_copy, use_torch=False)
+    assert [str(f) for f in report.findings] == [
+        f"{path}:3:7: aten::sgn_typo is neither a core op nor the op of a decomposition rule in any opset version"]
+
+
+def test_validate_notes_the_ops_without_rows_per_file(opset_copy):
+    from opspec.checks.validate import validate
+
+    _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text().split("    - says: The sign of NaN is NaN.")[0])
+    report = validate(opset_copy, use_torch=False)
+    assert report.findings == []
+    by_file = {Path(n.mark.path).name: n.message for n in report.notes if "special cases" in n.message}
+    assert "aten::abs" in by_file["pointwise-unary.yaml"] and "aten::sign," not in by_file["pointwise-unary.yaml"]
+    assert "aten::addcdiv" in by_file["decomposed.yaml"]  # a rule's op that is not core
