@@ -113,10 +113,14 @@ def validate_findings(root: Path, opsets: list[Opset], use_torch: bool) -> tuple
     if findings or not opsets:
         return findings, []
     known = {name for opset in opsets for name in (*opset.ops_by_name, *opset.rules_by_op)}
+    newest = opsets[-1]
     for op, op_rows in sorted(cases.items()):
         if op not in known:
             findings.append(Finding(op_rows[0].mark, f"{op} is neither a core op nor the op of a decomposition rule in any opset version"))
-    newest = opsets[-1]
+        elif op in newest.ops_by_name or op in newest.rules_by_op:
+            belongs = expected_file(op, newest)
+            if Path(op_rows[0].mark.path).name != belongs:
+                findings.append(Finding(op_rows[0].mark, f"{op}'s rows belong in {belongs} (one file per category; decomposed.yaml for the ops rules lower)"))
     missing: dict[str, list[str]] = {}
     for op in sorted({*(o.name for o in newest.ops if o.status != "removed"), *newest.rules_by_op}):
         if op not in cases:
