@@ -224,7 +224,7 @@ def test_validate_reports_a_false_row_at_its_line(opset_copy, capsys):
     code = main(["validate", "--opset", str(opset_copy)])
     output = capsys.readouterr()
     assert code == 1
-    [line] = [l for l in output.out.splitlines() if l.startswith(str(path)) and "note:" not in l]
+    [line] = [l for l in output.out.splitlines() if l.startswith(str(path)) and "missing:" not in l]
     assert line.startswith(f"{path}:7:7: aten::sign row 'The sign of NaN is NaN.'")
     # Without torch the rows are not run, and the same data is clean.
     assert main(["validate", "--opset", str(opset_copy), "--no-torch"]) == 0
@@ -252,7 +252,8 @@ def test_validate_notes_the_ops_without_rows_per_file(opset_copy):
     _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text().split("    - says: The sign of NaN is NaN.")[0])
     report = validate(opset_copy, use_torch=False)
     assert report.findings == []
-    by_file = {Path(n.mark.path).name: n.message for n in report.notes if "special cases" in n.message}
+    by_file = {Path(n.mark.path).name: n.message for n in report.missing}
+    assert all(m.message.startswith("missing: ") for m in report.missing)
     assert "aten::abs" in by_file["pointwise-unary.yaml"] and "aten::sign," not in by_file["pointwise-unary.yaml"]
     assert "aten::addcdiv" in by_file["decomposed.yaml"]  # a rule's op that is not core
 
