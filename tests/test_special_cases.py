@@ -185,6 +185,10 @@ def test_materialize_reads_the_schema():
     args, kwargs = rows.materialize(case("aten::sum.dim_IntList", inputs={"self": [1.0], "dim": [0], "dtype": "float64"}),
                                     "aten::sum.dim_IntList", "float32")
     assert kwargs == {"dtype": torch.float64}
+    _, kwargs = rows.materialize(case("aten::full", inputs={"size": [2], "fill_value": "max"}), "aten::full", "float16")
+    assert kwargs == {"dtype": torch.float16}  # a factory op takes the row's dtype
+    _, kwargs = rows.materialize(case("aten::full", inputs={"size": [2], "fill_value": 1, "dtype": "int8"}), "aten::full", "float16")
+    assert kwargs == {"dtype": torch.int8}
     with pytest.raises(rows.CaseError, match="required argument 'other'"):
         rows.materialize(case("aten::add.Tensor", inputs={"self": [1.0]}), "aten::add.Tensor", "float32")
 
