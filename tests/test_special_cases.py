@@ -289,3 +289,14 @@ def test_a_decomposition_is_held_to_its_ops_rows():
     naive = replace(expm1, candidate=lambda self: torch.exp(self) - 1, implementation="naive")
     [problem] = decomp_check.check_special_cases(naive, cases["aten::expm1"], "float64")
     assert "row 'expm1 of a tiny value is that value to full relative precision.'" in problem
+
+
+def test_the_readmes_example_rows_hold(tmp_path):
+    """The format's own example is data like any other: it must be true of torch."""
+    import re
+
+    readme = (HERE.parent / "opset" / "special_cases" / "README.md").read_text()
+    example = tmp_path / "example.yaml"
+    example.write_text(re.search(r"```yaml\n(.*?)```", readme, re.S).group(1))
+    assert sum(map(len, spec_cases.load_special_cases(paths=[example]).values())) == 4
+    assert check_mod.check(paths=[example]) == []
