@@ -124,7 +124,7 @@ def check_model(name: str, example: ExampleModel, backend: backends.Backend, ops
             except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
                 return _done(result, "run-error", one_line(err, 300), started)
         # "" is no op: the model's evidence is judged over all of its ops
-        result.executed = evidence.static(backend.name) or evidence.judge("", seen)
+        result.executed = backend.static_evidence() or evidence.judge("", seen)
         verdict = compare.compare(_tensors_of(candidate), _tensors_of(reference), tolerance=MODEL_TOLERANCE)
         result.compared = _numbers(verdict)
         if verdict.ok and result.executed.executed in evidence.FALLBACK:
