@@ -129,3 +129,51 @@ def _torch_version() -> str:
     import torch
 
     return torch.__version__
+
+
+# ---- the site page's examples are checked, not prose ----
+
+PAGE = Path(__file__).resolve().parents[1] / "site" / "docs" / "own-backend.md"
+
+
+def _blocks(language: str) -> list[str]:
+    import re
+
+    return re.findall(rf"```{language}\n(.*?)```", PAGE.read_text(), flags=re.S)
+
+
+def test_the_pages_example_backend_runs_and_reports_what_it_executed():
+    import torch
+
+    source = next(b for b in _blocks("python") if "run.executed_ops" in b)
+    namespace: dict = {}
+    exec(compile(source, str(PAGE), "exec"), namespace)
+    x, y = torch.randn(3), torch.randn(3)
+    compiled = torch.compile(lambda a, b: torch.ops.aten.add.Tensor(a, b), backend=namespace["compile_graph"],
+                             fullgraph=True)
+    torch.testing.assert_close(compiled(x, y), x + y)
+    seen = namespace["compile_graph"](_traced(lambda a, b: torch.ops.aten.add.Tensor(a, b), x, y), [x, y])
+    assert seen.executed_ops() == {"backend": ["aten::add.Tensor"], "pytorch": []}
+
+
+def test_the_pages_expectations_and_manifest_are_valid(tmp_path):
+    from opspec.conform import expectations
+    from opspec.spec import load, manifests
+
+    opset = load.load_opset()
+    yaml_blocks = _blocks("yaml")
+    expected_path = tmp_path / "my-backend-expectations.yaml"
+    expected_path.write_text(next(b for b in yaml_blocks if b.startswith("backend:")))
+    expected = expectations.read(expected_path, opset)
+    assert expected.warnings == () and len(expected.entries) == 1
+    manifest_path = tmp_path / "my-backend.yaml"
+    manifest_path.write_text(next(b for b in yaml_blocks if b.startswith("opset:")))
+    manifest = manifests.load_manifest(manifest_path)
+    assert manifest.opset == opset.version
+    assert manifest.status("aten::add.Tensor")[0] == "lowered" and manifest.status("aten::nonzero")[0] == "fallback"
+
+
+def _traced(fn, *inputs):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    return make_fx(fn)(*inputs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.metadata
+from pathlib import Path
 
 from opspec.conform.backends import (
     aot_eager,
@@ -74,6 +75,18 @@ def static_evidence(name: str):
     except UnknownBackend:
         return None
     return declaration.static_evidence() if declaration is not None else None
+
+
+def declared_manifest(name: str) -> Path | None:
+    """The manifest a built-in or registered declaration names explicitly (None: found by name, if any).
+    Imports no ``module:callable`` and nothing of torch's registry: a report is finished without them."""
+    declaration = BUILT_IN.get(name)
+    if declaration is None and ":" not in name and (entry := _entry_point(name)) is not None:
+        try:
+            declaration = _from_entry_point(entry)
+        except UnknownBackend:
+            return None
+    return declaration.manifest if declaration is not None else None
 
 
 def known_names() -> list[str]:
