@@ -306,3 +306,8 @@ def _device_detail(report: dict[str, Any]) -> str:
 def _clip(text: str, limit: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def slug(name: str) -> str:
+    """A backend or model name as a part of a file name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")

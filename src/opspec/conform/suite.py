@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from opspec.conform import evidence, lowering, report
-from opspec.conform.backends import registry
 from opspec.conform import expectations as expectations_mod
+from opspec.conform.backends import registry
 from opspec.conform.cases import Case
 from opspec.conform.isolation import Isolated
 from opspec.conform.runner import CLEAN
