@@ -5,7 +5,7 @@ import json
 import sys
 
 from opspec.checks import models
-from opspec.cli import UsageError
+from opspec.cli import UsageError, add_opset_option
 from opspec.reports import browse
 from opspec.spec import load, manifests
 
@@ -34,7 +34,7 @@ def add_parser(subparsers) -> None:
                         help="the device whose lowering facts apply (default cpu)")
     parser.add_argument("--dynamic", action="store_true",
                         help="export with every dimension of every tensor input dynamic (Dim.AUTO)")
-    parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    add_opset_option(parser)
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.set_defaults(func=run)
 
