@@ -177,3 +177,24 @@ def _traced(fn, *inputs):
     from torch.fx.experimental.proxy_tensor import make_fx
 
     return make_fx(fn)(*inputs)
+
+
+# ---- the built-in declarations ----
+
+def test_every_declaring_module_is_in_the_registry_and_names_are_unique():
+    import importlib
+    import pkgutil
+
+    from opspec.conform.backends import registry
+
+    declared = []
+    for info in pkgutil.iter_modules(backends.__path__):
+        module = importlib.import_module(f"{backends.__name__}.{info.name}")
+        declared += [d.name for d in getattr(module, "DECLARATIONS", ())]
+    assert sorted(declared) == sorted(registry.BUILT_IN)  # a module left out of the registry would be missed here
+    assert len(declared) == len(set(declared))
+
+
+def test_a_declaration_with_an_unknown_evidence_kind_is_refused():
+    with pytest.raises(ValueError, match="evidence 'maybe' is not one of observed, reference, whole-program"):
+        backends.Declaration("x", build=lambda *a: None, evidence="maybe")

@@ -52,6 +52,10 @@ class Declaration:
     expectations: Path | None = None  # default expectations file (None: conformance/expectations/NAME.yaml if any)
     manifest: Path | None = None  # lowering manifest (None: the bundled conformance/backends/NAME.yaml if any)
 
+    def __post_init__(self) -> None:
+        if self.evidence not in EVIDENCE_KINDS:
+            raise ValueError(f"backend {self.name}: evidence {self.evidence!r} is not one of {', '.join(EVIDENCE_KINDS)}")
+
     def check_extra(self) -> None:
         """MissingExtra, one line naming the extra, when a module the backend needs does not import."""
         for module in self.requires:
