@@ -16,6 +16,11 @@ DECLARATIONS = (
         stages=dynamo.stages_with(aot=True),
         unexplained=lambda own_rule: ("frontend", "aot_autograd",
                                       "dynamo alone passes; AOT autograd with eager kernels does not"),
+        lowering_meaning="AOT autograd traces the program to ATen and runs each op with its eager ATen kernel. "
+                         "Every op reaches the backend by construction, so its manifest's 100% is a tautology, not "
+                         "code generation: its results test tracing (Dynamo, AOT autograd, decompositions), not a "
+                         "compiler.",
+        lowering_figure=False,
     ),
     dynamo.declare(
         "aot_eager_decomp_partition",

@@ -51,6 +51,8 @@ class Declaration:
     watchers: tuple[Callable[[], ContextManager], ...] = field(default=(), repr=False)
     expectations: Path | None = None  # default expectations file (None: conformance/expectations/NAME.yaml if any)
     manifest: Path | None = None  # lowering manifest (None: the bundled conformance/backends/NAME.yaml if any)
+    lowering_meaning: str = ""  # what "lowered" means for it, so a coverage figure is read for what it is (site)
+    lowering_figure: bool = True  # False where a lowering figure would say nothing (the kernels are PyTorch's)
 
     def __post_init__(self) -> None:
         if self.evidence not in EVIDENCE_KINDS:

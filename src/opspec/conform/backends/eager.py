@@ -21,5 +21,8 @@ DECLARATIONS = (
         evidence="reference", evidence_note="the reference itself: PyTorch's eager kernels, no tracing",
         stages=lambda backend: [],  # nothing in front of the kernels: a failure is the suite's own
         unexplained=lambda own_rule: ("opspec", "reference", "the eager reference disagrees with itself"),
+        lowering_meaning="Runs every op with its eager ATen kernel. Nothing is compiled, so there is no lowering "
+                         "figure: its results check the harness and the kernels themselves.",
+        lowering_figure=False,
     ),
 )

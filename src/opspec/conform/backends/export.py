@@ -28,5 +28,8 @@ DECLARATIONS = (
                       "exported program computes the op",
         stages=program.export_stages,
         unexplained=_unexplained,
+        lowering_meaning="torch.export, then the opset's decompositions, then the exported program runs with the "
+                         "eager kernels: nothing is lowered or handed back, so there is no lowering figure.",
+        lowering_figure=False,
     ),
 )

@@ -52,5 +52,7 @@ DECLARATIONS = (
                       "fallback",
         stages=program.export_stages,
         extra="onnx", requires=("onnxruntime", "onnxscript"), packages=("onnxruntime", "onnxscript", "onnx"),
+        lowering_meaning="Lowered: torchlib translates the op to ONNX directly; the others are decomposed before "
+                         "export or cannot be exported. The graph then runs in ONNX Runtime.",
     ),
 )
