@@ -17,8 +17,9 @@ def add_parser(subparsers) -> None:
         f"{STATUS_HELP}. Exit 0 when every case passes or is expected, 1 otherwise, 2 for usage errors.",
     )
     parser.add_argument("--backend", required=True, metavar="NAME",
-                        help="a torch.compile backend name (inductor, aot_eager, eager, ...), export, onnxruntime, "
-                             "or pkg.module:callable")
+                        help="a declared backend (inductor, aot_eager, eager, export, onnxruntime, ...), one a "
+                             "package registers under the opspec_backends entry points, a torch.compile backend "
+                             "name, or pkg.module:callable")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     add_opset_option(parser)
     parser.add_argument("--ops", action="append", metavar="GLOB",
