@@ -29,7 +29,7 @@ def runner(backend: str, version: str | None) -> CaseRunner:
 
 @functools.lru_cache(maxsize=None)
 def expected(backend: str, version: str | None) -> expectations.Expectations:
-    path = expectations.default_path(backend)
+    path = runner(backend, version).backend.declaration.expectations_path()  # the declaration's default
     return expectations.read(path, load.load_opset(version)) if path else expectations.Expectations()
 
 

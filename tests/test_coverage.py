@@ -310,8 +310,10 @@ def test_backend_path_and_version_mismatch(tmp_path, capsys):
     code, _, _ = run_cli(capsys, "coverage", f"{MODELS}:mlp", "--backend", str(copy))
     assert code == 0
     copy.write_text(copy.read_text(encoding="utf-8").replace("opset: '2026.12'", "opset: '2026.05'"), encoding="utf-8")
-    code, _, err = run_cli(capsys, "coverage", f"{MODELS}:mlp", "--backend", str(copy))
-    assert code == 2 and "describes opset 2026.05, not 2026.12" in err
+    code, out, err = run_cli(capsys, "coverage", f"{MODELS}:mlp", "--backend", str(copy))
+    # a manifest of another version still answers, saying so and how to make the figures exact
+    assert code == 0 and "describes opset 2026.05, not 2026.12" in err and "--opset 2026.12" in err
+    assert "aten::addmm" in out
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "onnxruntime"])

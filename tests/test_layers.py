@@ -59,6 +59,50 @@ def upward_imports(source: Path) -> list[str]:
     return problems
 
 
+def import_cycles(source: Path) -> list[list[str]]:
+    """Modules that import each other, directly or through others, counting imports inside functions too:
+    a lazy import hides a loop from Python, not from the design. Each cycle is one sorted list."""
+    import graphlib
+
+    modules = {}
+    for path in sorted(source.rglob("*.py")):
+        parts = path.relative_to(source.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def module_of(name: str) -> str | None:  # "pkg.mod.attr" -> "pkg.mod", the longest known prefix
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {name: {m for _, imported in imported_modules(path, source)
+                    if (m := module_of(imported)) not in (None, name)} for name, path in modules.items()}
+    cycles = []
+    while graph:
+        try:
+            graphlib.TopologicalSorter(graph).prepare()
+            return cycles
+        except graphlib.CycleError as err:
+            cycle = sorted(set(err.args[1]))
+            cycles.append(cycle)
+            graph = {name: deps - set(cycle) for name, deps in graph.items() if name not in cycle}
+    return cycles
+
+
+def test_no_import_loops_lazy_ones_included():
+    assert import_cycles(SOURCE) == []
+
+
+def test_an_added_lazy_import_loop_fails(tmp_path):
+    import shutil
+
+    copy = tmp_path / "opspec"
+    shutil.copytree(SOURCE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    module = copy / "conform" / "evidence.py"
+    module.write_text(module.read_text() + "\n\ndef _late():\n    from opspec.conform.backends import registry\n")
+    cycles = import_cycles(copy)
+    assert cycles and "opspec.conform.evidence" in cycles[0] and len(cycles[0]) > 1
+
+
 def test_no_layer_imports_upward():
     assert upward_imports(SOURCE) == []
 

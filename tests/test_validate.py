@@ -175,6 +175,29 @@ def test_released_version_is_immutable(opset_copy, capsys):
     assert any("has changed since its release" in h["message"] for h in findings_for(out, index))
 
 
+def test_a_broken_seal_names_the_changed_file_and_line_from_git_history(opset_copy, capsys):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=opset_copy,
+                       check=True, capture_output=True)
+
+    index = opset_copy / "versions.yaml"
+    digest = load.version_digest(opset_copy, VERSION)
+    index.write_text(index.read_text().replace("status: draft", f"status: released\n    released: '2026-11-21'\n    digest: {digest}"))
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "release")
+    ops = opset_copy / VERSION / "core_ops.yaml"
+    lines = ops.read_text().splitlines(keepends=True)
+    changed = next(i for i, line in enumerate(lines) if "category: reduction" in line)
+    lines[changed] = lines[changed].replace("category: reduction", "category: misc")
+    ops.write_text("".join(lines))
+    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy), "--no-torch")
+    assert code == 1
+    assert any(f"core_ops.yaml (from line {changed + 1})" in h["message"] for h in findings_for(out, index))
+    at_file = findings_for(out, ops)
+    assert any(int(h["line"]) == changed + 1 and "differs from the release" in h["message"] for h in at_file), out
+
+
 def test_not_an_opset_folder(tmp_path, capsys):
     code, out = run_cli(capsys, "validate", "--opset", str(tmp_path))
     assert code == 2 and "not an opset folder" in out

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from opspec.bridge import torch_ops, versions
 from opspec.checks import special_cases
 from opspec.spec import formulas
-from opspec.spec import load, references, yamlio
+from opspec.spec import load, references, released, yamlio
 from opspec.spec.errors import OpsetError
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
@@ -144,13 +144,7 @@ def _check_index(root: Path, index: LoadedFile, infos: list[VersionInfo]) -> lis
         if not (root / info.version).is_dir():
             findings.append(Finding(mark, f"version {info.version} has no folder {root / info.version}"))
         elif info.status == "released" and info.digest != load.version_digest(root, info.version):
-            findings.append(
-                Finding(
-                    _at(entries[position], "digest", mark),
-                    f"released version {info.version} has changed since its release (digest mismatch); "
-                    "released versions are immutable: put the change in a new version",
-                )
-            )
+            findings += _broken_seal(root, info, _at(entries[position], "digest", mark))
     order = [info.version for info in infos]
     if order != sorted(order, key=version_key):
         findings.append(Finding(index.data["versions"].mark, "versions must be listed oldest first"))
@@ -158,6 +152,23 @@ def _check_index(root: Path, index: LoadedFile, infos: list[VersionInfo]) -> lis
         if folder not in seen:
             findings.append(Finding(Mark(str(load.versions_path(root)), 1, 1), f"folder {folder}/ is not listed in versions.yaml"))
     return findings
+
+
+def _broken_seal(root: Path, info: VersionInfo, mark: Mark) -> list[Finding]:
+    """The digest no longer matches: name the changed file(s) and line where git history can tell."""
+    rule = "released versions are immutable: put the change in a new version"
+    names = [*load.VERSION_FILES, load.BOOKKEEPING_FILE]
+    changed = released.changes(root, info.version, info.digest, names)
+    if not changed:
+        where = "" if changed is not None else "; without the release's git history the changed file cannot be named"
+        return [Finding(mark, f"released version {info.version} has changed since its release (digest mismatch){where}; "
+                              f"{rule}")]
+    named = ", ".join(f"{path.name} (from line {line})" for path, line in changed)
+    return [Finding(mark, f"released version {info.version} has changed since its release (digest mismatch): "
+                          f"{named}; {rule}")] + [
+        Finding(Mark(str(path), line, 1), f"released version {info.version} has changed since its release: this file "
+                                          f"differs from the release from line {line} on; {rule}")
+        for path, line in changed]
 
 
 def _check_version(

@@ -34,6 +34,24 @@ class UsageError(Exception):
     """Bad arguments found after parsing (unknown op, bad path): exit 2 with one line."""
 
 
+def add_opset_option(parser) -> None:
+    """``--opset V``: the opset version a subcommand reads (``args.opset_version``; None: the newest)."""
+    parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
+
+
+def dtype_names(option: str, names: list[str] | None, *, all_word: bool = False) -> list[str] | None:
+    """The torch dtypes named with ``option``; None when none are (or, with ``all_word``, for 'all')."""
+    if not names or (all_word and names == ["all"]):
+        return None
+    import torch
+
+    for name in names:
+        if not isinstance(getattr(torch, name, None), torch.dtype):
+            raise UsageError(f"{option} {name}: not a torch dtype (e.g. float32, bfloat16, int64)"
+                             + (" or 'all'" if all_word else ""))
+    return names
+
+
 def checkout(root: str | None) -> "workspace.Workspace":
     """The repository a writing command works on (``--root``, else the one around the cwd)."""
     ws = workspace.find(root)

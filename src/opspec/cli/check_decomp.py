@@ -5,9 +5,9 @@ import os
 import sys
 import time
 
-from opspec.cli import UsageError
-from opspec.reports.browse import normalize_name
+from opspec.cli import UsageError, add_opset_option, dtype_names
 from opspec.spec import load
+from opspec.spec.model import canonical_op_name
 
 
 def add_parser(subparsers) -> None:
@@ -21,7 +21,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("op", nargs="?", metavar="OP", help="aten overload, e.g. aten::addcmul or aten::var_mean.correction")
     parser.add_argument("--impl", metavar="pkg.module:function", help="candidate called exactly like the aten overload")
     parser.add_argument("--all", action="store_true", help="check every rule of the opset")
-    parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    add_opset_option(parser)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--dtype", action="append", metavar="D", help="dtype to check (repeatable; default: the rule's list)")
     parser.add_argument("--max-examples", type=int, default=100, metavar="N", help="drawn calls per dtype (default 100)")
@@ -42,7 +42,7 @@ def run(args) -> int:
         raise UsageError("--max-examples must be at least 1")
     if args.device == "cuda" and not torch_ops.torch_module().cuda.is_available():
         raise UsageError("--device cuda: CUDA is not available on this machine")
-    dtypes = _dtypes(args.dtype)
+    dtypes = dtype_names("--dtype", args.dtype)
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # candidates usually live beside the author, like `python -m`
     opset = load.load_opset(args.opset_version)
@@ -52,7 +52,7 @@ def run(args) -> int:
             print(f"skip  {absence}")
         subjects = [_subject(opset, rule.op, None) for rule in opset.rules if rule.op not in absent]
     else:
-        subjects = [_subject(opset, normalize_name(args.op), args.impl)]
+        subjects = [_subject(opset, canonical_op_name(args.op), args.impl)]
 
     failed = 0
     for subject in subjects:
@@ -78,17 +78,6 @@ def run(args) -> int:
     if len(subjects) > 1:
         print(f"\n{len(subjects) - failed} of {len(subjects)} decompositions hold", file=sys.stderr)
     return 1 if failed else 0
-
-
-def _dtypes(names: list[str] | None) -> list[str] | None:
-    if not names:
-        return None
-    import torch
-
-    for name in names:
-        if not isinstance(getattr(torch, name, None), torch.dtype):
-            raise UsageError(f"--dtype {name}: not a torch dtype (e.g. float32, bfloat16, int64)")
-    return names
 
 
 def _subject(opset, op: str, impl: str | None):

@@ -5,6 +5,7 @@ import json
 import sys
 from pathlib import Path
 
+from opspec.cli import add_opset_option
 from opspec.spec import load
 
 
@@ -15,7 +16,7 @@ def add_parser(subparsers) -> None:
         description="Core-tag, schema and decomposition drift between an opset version and the "
         "installed torch, plus the non-core ops that survive torch's default decompositions.",
     )
-    parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    add_opset_option(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
         "--closure",

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from opspec.cli import UsageError
-from opspec.reports.browse import normalize_name
+from opspec.cli import UsageError, add_opset_option
 from opspec.spec import load
+from opspec.spec.model import canonical_op_name
 
 
 def add_parser(subparsers) -> None:
@@ -18,7 +18,7 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--report", action="store_true", help="print the report (the only action so far)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
-    parser.add_argument("--opset", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    add_opset_option(parser)
     parser.add_argument("--check", type=int, default=0, metavar="N", help="draw and run N calls per op")
     parser.add_argument("--seed", type=int, default=0, metavar="S")
     parser.add_argument("--op", action="append", metavar="OP", help="limit to this core op (repeatable)")
@@ -35,7 +35,7 @@ def run(args) -> int:
     opset = load.load_opset(args.opset_version)
     ops = None
     if args.op:
-        ops = [normalize_name(name) for name in args.op]
+        ops = [canonical_op_name(name) for name in args.op]
         unknown = [name for name in ops if name not in opset.core_names()]
         if unknown:
             raise UsageError(f"not a core op of opset {opset.version}: {', '.join(unknown)}")

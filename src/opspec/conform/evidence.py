@@ -18,13 +18,14 @@ Where it comes from (``source``), in this order:
    its submodules ran in the backend and ``call_function`` nodes left at the top
    level ran in PyTorch. A backend that returns the graph it was handed ran nothing.
    Graphs a backend compiles inside AOT autograd are seen the same way.
-3. ``generated-code`` (inductor): the wrapper code Inductor generates; its calls
+3. ``generated-code``: the wrapper code Inductor generates (a declared watcher); its calls
    to ATen kernels (``aten.*``, ``extern_kernels.*``) ran in PyTorch, its
    generated kernels in Inductor.
-4. ``reference``: the backend *is* PyTorch's eager kernels by design (``eager``,
-   ``aot_eager``, ``export``): a pass says the front end kept the op's meaning.
+4. ``reference``: the backend *is* PyTorch's eager kernels by design (its
+   declaration says so, with what a pass means there): a pass says the front end
+   kept the op's meaning.
 5. ``whole-program``: the backend runs the whole program with no way back to
-   PyTorch (``onnxruntime``: an ONNX Runtime session).
+   PyTorch (declared so: an ONNX Runtime session).
 """
 from __future__ import annotations
 
@@ -42,19 +43,6 @@ EXECUTED = ("backend", "pytorch", "partial", "unknown")
 FALLBACK = ("pytorch", "partial")  # a passing case with this evidence is ``fallback``, never ``pass``
 SOURCES = ("hook", "partition", "generated-code", "reference", "whole-program", "none")
 
-# Backends whose kernels are PyTorch's own by design: what a pass means there.
-REFERENCE = {
-    "eager": "the reference itself: PyTorch's eager kernels, no tracing",
-    "aot_eager": "dynamo and AOT autograd, then PyTorch's eager kernels: a pass says the front end kept the op's meaning",
-    "aot_eager_decomp_partition": "dynamo, AOT autograd and Inductor's decompositions, then PyTorch's eager kernels",
-    "export": "torch.export and the opset's decompositions, then PyTorch's eager kernels: a pass says the exported "
-              "program computes the op",
-    "ir-roundtrip": "the exported program as flat JSON records, each call rebuilt from its schema and run by PyTorch's "
-                    "eager kernels: a pass says the op's calls survive the round trip",
-}
-WHOLE_PROGRAM = {
-    "onnxruntime": "the whole exported program runs in an ONNX Runtime session; the ONNX exporter has no PyTorch fallback",
-}
 SHAPE_QUERIES = ("aten::sym_size.int", "aten::sym_stride.int", "aten::sym_numel", "aten::sym_storage_offset")
 
 
@@ -114,20 +102,20 @@ def judge(op: str, seen: Iterable[Seen]) -> Evidence:
     return Evidence(executed, source, sorted(ran_backend), sorted(ran_pytorch), note)
 
 
-def static(backend: str) -> Evidence | None:
-    """Evidence that follows from what the backend is, with no need to look (reference and whole-program backends)."""
-    if backend in REFERENCE:
-        return Evidence("backend", "reference", note=REFERENCE[backend])
-    if backend in WHOLE_PROGRAM:
-        return Evidence("backend", "whole-program", note=WHOLE_PROGRAM[backend])
+def static(kind: str, note: str) -> Evidence | None:
+    """Evidence that follows from what the backend is, with no need to look: a backend declared ``reference``
+    (its kernels are PyTorch's own by design) or ``whole-program`` (no way back to PyTorch); None otherwise."""
+    if kind in ("reference", "whole-program"):
+        return Evidence("backend", kind, note=note)
     return None
 
 
-def carried(record: dict[str, Any], backend: str) -> dict[str, Any]:
-    """A record from a run that collected no evidence, given what can be known without running it again."""
+def carried(record: dict[str, Any], found: Evidence | None) -> dict[str, Any]:
+    """A record from a run that collected no evidence, given what can be known without running it again
+    (``found``: the backend's static evidence, or None)."""
     if "evidence" in record:
         return record
-    found = static(backend) or Evidence("unknown", "none", note="recorded before opspec collected execution evidence")
+    found = found or Evidence("unknown", "none", note="recorded before opspec collected execution evidence")
     return {**record, "evidence": found.as_dict(), "executed": found.executed}
 
 

@@ -37,7 +37,7 @@ import torch
 from opspec.bridge import decomp_table, functional_variants, torch_ops
 from opspec.bridge.functional_variants import TENSOR_OPTIONS, Variant
 from opspec.conform import cases as cases_mod
-from opspec.conform.backends import ProgramModule
+from opspec.conform.backends.program import ProgramModule
 from opspec.conform.cases import Slot, fill
 from opspec.conform.expectations import expectations_dir
 from opspec.spec import load, yamlio

@@ -57,9 +57,11 @@ def section(manifest: manifests.BackendManifest, manifest_shown: str, ops: Itera
     }
 
 
-def for_run(head: dict[str, Any], ops: Iterable[str], directory: Path | None = None) -> tuple[dict[str, Any] | None, list[str]]:
-    """(section or None, warnings) for a run with this header over these ops."""
-    path = manifest_for(backend_name(head), directory)
+def for_run(head: dict[str, Any], ops: Iterable[str], directory: Path | None = None,
+            declared: Path | None = None) -> tuple[dict[str, Any] | None, list[str]]:
+    """(section or None, warnings) for a run with this header over these ops; ``declared``: the manifest the
+    backend's declaration names, else the bundled one found by name (in ``directory`` when given)."""
+    path = declared if declared is not None and directory is None else manifest_for(backend_name(head), directory)
     if path is None:
         return None, []
     where = shown(path)

@@ -178,7 +178,7 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
             judge_example(backend, first, op, case["seed"], compiled=compiled, program=program)
             compiled[example.key] = compiled.get(first.key)
         outcome = judge_example(backend, example, op, case["seed"], compiled=compiled, program=program)
-    found = evidence.static(backend.name) or evidence.judge(case["op"], seen)
+    found = backend.static_evidence() or evidence.judge(case["op"], seen)
     if isinstance(outcome, dict):
         return {"status": outcome["status"], "message": outcome["message"], "executed": found.executed}
     status = "fallback" if found.executed in evidence.FALLBACK else "pass"

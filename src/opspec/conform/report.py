@@ -19,6 +19,7 @@ from typing import Any, Iterable, TextIO
 from opspec import __version__
 from opspec.conform import lowering as lowering_mod
 from opspec.conform.attribution import BLAME
+from opspec.conform.backends import registry
 from opspec.conform.cases import Case
 from opspec.conform.evidence import EXECUTED
 from opspec.conform.runner import CLEAN, STATUSES
@@ -224,7 +225,8 @@ def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Ca
     """The report; with a ``lowering`` section when the backend has a manifest (``manifests_dir``: where to look)."""
     position = {case: i for i, case in enumerate(order)}
     records = sorted(records, key=lambda r: position.get(case_of(r), len(position)))
-    lowering, lowering_warnings = lowering_mod.for_run(head, [r["op"] for r in records], manifests_dir)
+    declared = registry.declared_manifest(lowering_mod.backend_name(head))
+    lowering, lowering_warnings = lowering_mod.for_run(head, [r["op"] for r in records], manifests_dir, declared)
     records = lowering_mod.mark_records(records, lowering)
     compiles = [r.get("compiles", 0) for r in records]
     return {
@@ -304,3 +306,8 @@ def _device_detail(report: dict[str, Any]) -> str:
 def _clip(text: str, limit: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def slug(name: str) -> str:
+    """A backend or model name as a part of a file name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")

@@ -88,7 +88,7 @@ class CaseRunner:
         record.update(case.as_dict())
         record["compiles"] = self.backend.compiles - compiles_before
         record["handed_ops"] = sorted(self.backend.handed)
-        found = evidence.static(self.backend.name) or evidence.judge(case.op, seen)
+        found = self.backend.static_evidence() or evidence.judge(case.op, seen)
         record["evidence"] = found.as_dict()
         record["executed"] = found.executed
         if record["status"] == "pass" and found.executed in evidence.FALLBACK:

@@ -10,6 +10,7 @@ from typing import Any, Callable, TextIO
 
 from opspec.conform import evidence, lowering, report
 from opspec.conform import expectations as expectations_mod
+from opspec.conform.backends import registry
 from opspec.conform.cases import Case
 from opspec.conform.isolation import Isolated
 from opspec.conform.runner import CLEAN
@@ -39,7 +40,7 @@ def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
     done = {report.case_of(r) for r in plan.previous}
     wanted = set(plan.cases)
     # expectations may have changed since: judge carried records by their raw outcome again
-    carried = [expectations_mod.reapply(evidence.carried(r, lowering.backend_name(plan.header)),
+    carried = [expectations_mod.reapply(evidence.carried(r, registry.static_evidence(lowering.backend_name(plan.header))),
                                         plan.expectations.lookup(report.case_of(r)))
                for r in plan.previous if report.case_of(r) in wanted]
     todo = [case for case in plan.cases if case not in done]

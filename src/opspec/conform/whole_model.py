@@ -34,7 +34,7 @@ from torch.utils import _pytree
 
 from opspec.checks import coverage
 from opspec.checks.models import ExampleModel
-from opspec.conform import backends, evidence, ir
+from opspec.conform import backends, evidence, ir, report
 from opspec.conform.backends import CompileError
 from opspec.spec import atomic
 from opspec.spec.errors import one_line
@@ -124,7 +124,7 @@ def check_model(name: str, example: ExampleModel, backend: backends.Backend, ops
             except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
                 return _done(result, "run-error", one_line(err, 300), started)
         # "" is no op: the model's evidence is judged over all of its ops
-        result.executed = evidence.static(backend.name) or evidence.judge("", seen)
+        result.executed = backend.static_evidence() or evidence.judge("", seen)
         verdict = compare.compare(_tensors_of(candidate), _tensors_of(reference), tolerance=MODEL_TOLERANCE)
         result.compared = _numbers(verdict)
         if verdict.ok and result.executed.executed in evidence.FALLBACK:
@@ -222,7 +222,7 @@ def localise(graph_module: torch.fx.GraphModule, example: ExampleModel, backend:
         checked.add(key)
         problem = op_alone(call, backend, opset)
         if problem is not None:
-            path = repro_dir / f"{_slug(model_name)}-{_slug(backend.name)}-{name}.json"
+            path = repro_dir / f"{report.slug(model_name)}-{report.slug(backend.name)}-{name}.json"
             data = ir.call_to_json(call.op, call.args, call.kwargs,
                                    note=f"node {name} of {model_name} on {backend.name}: {problem}")
             atomic.write_text(path, json.dumps(data, indent=1) + "\n")
@@ -284,8 +284,3 @@ def op_alone(call: Call, backend: backends.Backend, opset: Opset) -> str | None:
     verdict = compare.compare(candidate, reference, tolerance=tolerance)
     return None if verdict.ok else verdict.message
 
-
-def _slug(text: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")

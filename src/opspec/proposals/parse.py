@@ -13,7 +13,7 @@ from typing import Any
 
 from opspec.proposals.model import SECTIONS, Proposal
 from opspec.spec.load import Finding, schema_findings
-from opspec.spec.yamlio import DataError, Mark, MarkedDict, load_text
+from opspec.spec.yamlio import DataError, Mark, MarkedDict, load_text, read_utf8
 
 FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 HEADING_RE = re.compile(r"^##\s+(.+?)\s*#*\s*$")
@@ -85,15 +85,9 @@ def parse_file(path: Path, display: str | None = None, text: str | None = None) 
     parsed = ParsedFile(path=path, display=display, text="")
     if text is None:
         try:
-            raw = path.read_bytes()
-        except OSError as err:
-            parsed.add(Mark(display, 1, 1), f"cannot read file: {err.strerror}")
-            return parsed
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            line = raw[: err.start].count(b"\n") + 1
-            parsed.add(Mark(display, line, 1), "file is not valid UTF-8")
+            text = read_utf8(path, display)
+        except DataError as err:
+            parsed.add(err.mark, err.message)
             return parsed
     parsed.text = text
     try:

@@ -246,10 +246,7 @@ def commit(plan: Plan) -> None:
                 handle.write(text)
             staged.append((Path(tmp), target))
     except BaseException:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        if plan.new_folder:
-            shutil.rmtree(ws_folder(plan), ignore_errors=True)
+        _discard(plan, staged)
         raise
     # The index goes last: until it says "released", the version is not.
     staged.sort(key=lambda pair: pair[1].name == load.INDEX)
@@ -264,11 +261,16 @@ def commit(plan: Plan) -> None:
                 target.unlink(missing_ok=True)
             else:
                 target.write_bytes(old)
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        if plan.new_folder:
-            shutil.rmtree(ws_folder(plan), ignore_errors=True)
+        _discard(plan, staged)
         raise
+
+
+def _discard(plan: Plan, staged: list[tuple[Path, Path]]) -> None:
+    """Undo the staging: the staged files, and the version folder where the release created it."""
+    for tmp, _ in staged:
+        tmp.unlink(missing_ok=True)
+    if plan.new_folder:
+        shutil.rmtree(ws_folder(plan), ignore_errors=True)
 
 
 def ws_folder(plan: Plan) -> Path:

@@ -49,7 +49,7 @@ def _signature(op: CoreOp) -> str:
 
 def lookup(opset: Opset, name: str) -> CoreOp | DecompositionRule:
     """An op or rule by name; accepts ``add.Tensor``, ``aten::add.Tensor`` and ``aten.add.Tensor``."""
-    wanted = normalize_name(name)
+    wanted = canonical_op_name(name)
     ops, rules = opset.ops_by_name, opset.rules_by_op
     if wanted in ops:
         return ops[wanted]
@@ -61,10 +61,6 @@ def lookup(opset: Opset, name: str) -> CoreOp | DecompositionRule:
     close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise KeyError(f"{name} is neither a core op nor a decomposed op of opset {opset.version}{hint}")
-
-
-def normalize_name(name: str) -> str:
-    return canonical_op_name(name)
 
 
 def describe(opset: Opset, item: CoreOp | DecompositionRule) -> str:

@@ -103,20 +103,25 @@ def load_text(text: str, path: str) -> Any:
         loader.dispose()
 
 
-def load_file(path: Path | str) -> Any:
-    """Read and parse one YAML file; unreadable, non-UTF-8 and empty files are DataErrors."""
-    name = str(path)
+def read_utf8(path: Path | str, display: str | None = None) -> str:
+    """The file's text; an unreadable or non-UTF-8 file is a DataError marked where (``display``: the name shown)."""
+    name = display or str(path)
     try:
         raw = Path(path).read_bytes()
     except OSError as err:
         raise DataError(Mark(name, 1, 1), f"cannot read file: {err.strerror}") from None
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
         raise DataError(Mark(name, line, col), f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})") from None
-    data = load_text(text, name)
+
+
+def load_file(path: Path | str) -> Any:
+    """Read and parse one YAML file; unreadable, non-UTF-8 and empty files are DataErrors."""
+    name = str(path)
+    data = load_text(read_utf8(path), name)
     if data is None:
         raise DataError(Mark(name, 1, 1), "file is empty")
     return data

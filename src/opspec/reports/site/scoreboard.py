@@ -16,27 +16,24 @@ from opspec.reports.site import results as results_mod
 from opspec.reports.site import sanitize
 from opspec.spec.model import CATEGORIES, Opset
 
-# What "lowered" means for the built-in backends, so a coverage figure is read for what it is.
-LOWERING_MEANING = {
-    "eager": "Runs every op with its eager ATen kernel. Nothing is compiled, so there is no lowering figure: "
-             "its results check the harness and the kernels themselves.",
-    "aot_eager": "AOT autograd traces the program to ATen and runs each op with its eager ATen kernel. Every op "
-                 "reaches the backend by construction, so its manifest's 100% is a tautology, not code "
-                 "generation: its results test tracing (Dynamo, AOT autograd, decompositions), not a compiler.",
-    "inductor": "Lowered: Inductor generates code for the op (directly, or after decomposing it into ops it "
-                "lowers). Fallback: the op runs its ATen kernel inside the compiled graph.",
-    "export": "torch.export, then the opset's decompositions, then the exported program runs with the eager "
-              "kernels: nothing is lowered or handed back, so there is no lowering figure.",
-    "onnxruntime": "Lowered: torchlib translates the op to ONNX directly; the others are decomposed before "
-                   "export or cannot be exported. The graph then runs in ONNX Runtime.",
-}
 DEFAULT_MEANING = "Lowered: the backend's manifest lists the op as handled natively; fallback: it hands the op back to PyTorch."
-NO_FIGURE = {"eager", "aot_eager", "export"}
 
 
 # Fields that describe the machine rather than a result: one long word each (a platform
 # string), the same in every row; the Torch versions page shows them.
 MACHINE_FIELDS = frozenset({"platform"})
+
+
+def _declared(backend: str):
+    """The built-in declaration of a reported backend (what "lowered" means there), or None."""
+    from opspec.conform.backends import registry
+
+    return registry.BUILT_IN.get(backend)
+
+
+def _meaning(report) -> str:
+    declared = _declared(report.backend)
+    return (declared.lowering_meaning if declared else "") or report.manifest_description or DEFAULT_MEANING
 
 
 def anchor(report: str, op: str, dtype: str) -> str:
@@ -151,8 +148,9 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         if report.backend in (m[0] for m in meanings):
             continue
         coverage = results.coverage.get(report.backend)
-        meaning = LOWERING_MEANING.get(report.backend) or report.manifest_description or DEFAULT_MEANING
-        figure = None if report.backend in NO_FIGURE or coverage is None else coverage
+        declared = _declared(report.backend)
+        meaning = _meaning(report)
+        figure = None if (declared is not None and not declared.lowering_figure) or coverage is None else coverage
         meanings.append((report.backend, meaning, figure))
     out["scoreboard.md"] = env.get_template("scoreboard.md.j2").render(
         reports=results.reports, statuses=statuses, summary=_summary(results, statuses),
@@ -169,7 +167,7 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
             front=yaml_front(f"{report.backend} on {report.device}: conformance report", search_exclude=True),
             report=report, records=records, counts=counts, total=len(records),
             percent=_percent, anchor=anchor, coverage=results.coverage.get(report.backend),
-            meaning=LOWERING_MEANING.get(report.backend) or report.manifest_description or DEFAULT_MEANING,
+            meaning=_meaning(report),
             not_passing=[r for r in records if r.status not in results_mod.GOOD],
             op_link=lambda n: op_link(n, "../"), pre=sanitize.pre,
         )

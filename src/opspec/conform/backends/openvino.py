@@ -13,7 +13,7 @@ Two backends:
 - ``openvino-single-op``: ``options={"testing": True}``, so each op opspec
   tests gets its own partition and really runs in OpenVINO.
 
-The adapter keeps the Inductor fallback from passing as OpenVINO's result (it
+The declaration keeps the Inductor fallback from passing as OpenVINO's result (it
 is a compile error naming OpenVINO's own failure), and the callable it returns
 says which ops ran where (``executed_ops()``): ops inside partitions that ran
 in OpenVINO, and ops at the top level or in partitions that fell back, in PyTorch.
@@ -28,20 +28,12 @@ from typing import Any, Callable
 import torch
 
 from opspec.bridge import torch_ops
-from opspec.conform import adapters, evidence
-from opspec.conform import backends as backends_mod
-from opspec.conform.backends import Backend, CompileError
+from opspec.conform import evidence
+from opspec.conform.backends import dynamo
+from opspec.conform.backends.base import Backend, CompileError, Declaration, MissingExtra, versioned
 from opspec.spec.errors import one_line
 
 SINGLE_OP = {"testing": True}
-
-
-def default(dynamic: bool = True) -> Backend:
-    return _backend("openvino", dynamic, None)
-
-
-def single_op(dynamic: bool = True) -> Backend:
-    return _backend("openvino-single-op", dynamic, dict(SINGLE_OP))
 
 
 def _entry_point() -> Callable:
@@ -49,14 +41,24 @@ def _entry_point() -> Callable:
     for entry in importlib.metadata.entry_points(group="torch_dynamo_backends"):
         if entry.name == "openvino":
             return entry.load()
-    raise adapters.MissingPackage("the openvino package registers no 'openvino' torch.compile backend")
+    raise MissingExtra("the openvino package registers no 'openvino' torch.compile backend")
 
 
-def _backend(name: str, dynamic: bool, options: dict | None) -> Backend:
-    adapters.require("openvino.frontend.pytorch.torchdynamo.backend", "openvino", name)
-    version = backends_mod._version_of("openvino") + f", torch {torch.__version__}"
-    return Backend(name, backends_mod._dynamo_compile, version, dynamic, inner=Observed(name, _entry_point(), options),
-                   package="openvino")
+def _builder(options: dict | None) -> Callable[[Declaration, Any, bool], Backend]:
+    def build(declaration: Declaration, opset, dynamic: bool) -> Backend:
+        observed = Observed(declaration.name, _entry_point(), dict(options) if options else None)
+        return Backend(declaration.name, dynamo.compile_program, versioned(*declaration.packages), dynamic,
+                       inner=observed, package="openvino", declaration=declaration)
+
+    return build
+
+
+def _declare(name: str, options: dict | None) -> Declaration:
+    return Declaration(name, _builder(options), stages=dynamo.stages_with(), extra="openvino",
+                       requires=("openvino.frontend.pytorch.torchdynamo.backend",), packages=("openvino",))
+
+
+DECLARATIONS = (_declare("openvino", None), _declare("openvino-single-op", SINGLE_OP))
 
 
 class Observed:

@@ -19,41 +19,41 @@ import torch
 from torch.utils import _pytree
 
 from opspec.bridge import torch_ops
-from opspec.conform import adapters, evidence
-from opspec.conform import backends as backends_mod
-from opspec.conform.backends import Backend, CompileError
+from opspec.conform import evidence
+from opspec.conform.backends import program
+from opspec.conform.backends.base import Backend, CompileError, Declaration, versioned
 from opspec.spec.errors import one_line
 
 FRONT_END = "torch.export"  # named in messages, so a failure says whose it is
 MAX_SIZE = 16  # bound of every dynamic size: drawn sizes stay below it, and 16**5 floats of planned memory is small
 
 
-def portable(dynamic: bool = True) -> Backend:
-    return _backend("executorch", dynamic, xnnpack=False)
+def _builder(xnnpack: bool) -> Callable[[Declaration, object, bool], Backend]:
+    def build(declaration: Declaration, opset, dynamic: bool) -> Backend:
+        def compile_fn(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
+            return _compile(backend, fn, example_inputs, xnnpack=xnnpack)
+
+        return Backend(declaration.name, compile_fn, versioned(*declaration.packages), dynamic, package="executorch",
+                       declaration=declaration)
+
+    return build
 
 
-def xnnpack(dynamic: bool = True) -> Backend:
-    return _backend("executorch-xnnpack", dynamic, xnnpack=True)
-
-
-def _backend(name: str, dynamic: bool, *, xnnpack: bool) -> Backend:
-    adapters.require("executorch.exir", "executorch", name)
-    version = backends_mod._version_of("executorch") + f", torch {torch.__version__}"
-
-    def compile_fn(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
-        return _compile(backend, fn, example_inputs, xnnpack=xnnpack)
-
-    return Backend(name, compile_fn, version, dynamic, package="executorch", stages=lambda: _stages(dynamic))
-
-
-def _stages(dynamic: bool) -> list[tuple[str, Backend]]:
+def _stages(backend: Backend) -> list[tuple[str, Backend]]:
     """The front end with PyTorch's kernels behind it: torch.export alone, then with the Edge decompositions."""
     from executorch.exir.tracer import _default_decomposition_table
 
-    plain = Backend("export (no decompositions)", backends_mod._export_compile, dynamic=dynamic, table={})
-    edge = Backend("export + ExecuTorch's Edge decompositions", backends_mod._export_compile, dynamic=dynamic,
-                   table=_default_decomposition_table())
-    return [("export", plain), ("edge decompositions", edge)]
+    edge = program.exported("export + ExecuTorch's Edge decompositions", backend.dynamic,
+                            _default_decomposition_table())
+    return [*program.export_stages(backend), ("edge decompositions", edge)]
+
+
+def _declare(name: str, xnnpack: bool) -> Declaration:
+    return Declaration(name, _builder(xnnpack), stages=_stages, extra="executorch", requires=("executorch.exir",),
+                       packages=("executorch",))
+
+
+DECLARATIONS = (_declare("executorch", False), _declare("executorch-xnnpack", True))
 
 
 def _bounded_shapes(example_inputs: list) -> tuple | None:
@@ -85,7 +85,7 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
     # the runtime takes dense tensors only (no strides, only a dim order): export what it will be given
     example_inputs = [t.contiguous() for t in example_inputs]
     try:
-        exported = torch.export.export(backends_mod.ProgramModule(fn), tuple(example_inputs), strict=False,
+        exported = torch.export.export(program.ProgramModule(fn), tuple(example_inputs), strict=False,
                                        dynamic_shapes=_bounded_shapes(example_inputs) if backend.dynamic else None)
     except Exception as err:  # noqa: BLE001
         raise CompileError(f"{FRONT_END}: {one_line(err, cause=True)}") from err
