@@ -15,13 +15,17 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opspec.bridge import torch_ops, versions
+from opspec.checks import special_cases
+from opspec.spec import formulas
 from opspec.spec import load, references, yamlio
+from opspec.spec.errors import OpsetError
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
     BookkeepingOp,
     CoreOp,
     DecompositionRule,
     Interval,
+    Opset,
     VersionInfo,
     version_key,
 )
@@ -32,6 +36,7 @@ from opspec.spec.yamlio import Mark
 class Report:
     findings: list[Finding] = field(default_factory=list)
     notes: list[Finding] = field(default_factory=list)  # entries absent in the installed torch, as recorded
+    missing: list[Finding] = field(default_factory=list)  # ops without special cases, per file (not yet findings)
     unusable: bool = False  # some file could not be parsed at all
     checked_versions: list[str] = field(default_factory=list)
 
@@ -82,7 +87,27 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             report.unusable |= bookkeeping.data is None
             if not bookkeeping.findings:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
+    opsets = _clean_opsets(root, report)
+    findings, missing = special_cases.validate_findings(root, opsets, use_torch)
+    report.findings += findings
+    report.missing += missing
+    if use_torch:
+        from opspec.checks import formulas as formula_check  # evaluating formulas needs torch
+
+        report.findings += formula_check.validate_findings(root, opsets[-1] if opsets else None)
+    else:
+        report.findings += formulas.syntax_findings(root)[1]
     return report
+
+
+def _clean_opsets(root: Path, report: Report) -> list[Opset]:
+    """The versions that load cleanly, oldest first: special cases are judged against these."""
+    if report.findings:
+        return []
+    try:
+        return [load.load_opset(version, root) for version in sorted(report.checked_versions, key=version_key)]
+    except OpsetError:
+        return []
 
 
 def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, use_torch: bool) -> list[Finding]:
