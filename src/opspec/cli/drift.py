@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
+from opspec.cli import pathargs
 from opspec.spec import load
 
 
@@ -25,7 +25,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--propose",
         metavar="DIR",
-        type=Path,
+        type=pathargs.output_folder,
         help="write a draft proposal into DIR (e.g. proposals) for each drift item no open proposal covers",
     )
     parser.set_defaults(func=run)
