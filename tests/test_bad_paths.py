@@ -210,3 +210,23 @@ def test_a_worker_that_cannot_open_its_log_does_not_blame_the_backend(tmp_path):
         executor.start()
     assert str(caught.value).startswith(f"{log}: cannot open the log file"), str(caught.value)
     assert "backend" not in str(caught.value)
+
+
+def test_paths_a_command_derives_are_checked_too(tmp_path):
+    """Where a command writes into its checkout (proposals/, site/, a report's log), a bad folder is one line too."""
+    (tmp_path / "opset").mkdir()
+    (tmp_path / "opset" / "versions.yaml").write_text("versions: []\n")  # enough to be a checkout
+    (tmp_path / "proposals").write_text("a file where the proposals folder goes\n")
+    (tmp_path / "site").write_text("a file where the site folder goes\n")
+    (tmp_path / "r.log").mkdir()  # a folder where conform's log of r.json goes
+    cases = [
+        (["proposal", "--root", str(tmp_path), "new", "--type", "process", "--title", "A title long enough"],
+         "proposals: is a file, not a folder"),
+        (["site", "--root", str(tmp_path), "build"], "site is a file, not a folder"),
+        (["conform", "--backend", "eager", "--report", "r.json"], "r.log: is a folder, not a file"),
+    ]
+    before = _tree(tmp_path)
+    for argv, line in cases:
+        done = _run(argv, tmp_path)
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and line in done.stderr, done.stderr
+        assert _tree(tmp_path) == before, argv

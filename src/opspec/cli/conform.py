@@ -64,6 +64,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.model:
+        return run_model(args)
+    report_path = Path(args.report or f"conformance-{_slug(args.backend)}-{args.device}.json")
+    # before torch is imported; and the worker opens the log when it starts: a path it cannot write is the user's line
+    pathargs.prepare(files=[report_path, report_path.with_suffix(".log")], folders=[report_path.with_suffix(".repros")])
+
     from opspec.bridge import functional_variants, torch_ops
     from opspec.conform import (
         cases,
@@ -75,11 +81,6 @@ def run(args) -> int:
     from opspec.conform.isolation import Isolated, WorkerError
     from opspec.conform.runner import Settings, cached_opset
 
-    if args.model:
-        return run_model(args)
-    report_path = Path(args.report or f"conformance-{_slug(args.backend)}-{args.device}.json")
-    # the worker opens the log when it starts: a path it cannot write must be the user's line, not the backend's
-    pathargs.prepare(files=[report_path, report_path.with_suffix(".log")], folders=[report_path.with_suffix(".repros")])
     if args.max_examples < 1 or args.max_compiles < 1:
         raise UsageError("--max-examples and --max-compiles must be at least 1")
     if args.timeout is not None and args.timeout <= 0:

@@ -74,6 +74,7 @@ def _today(value: str | None) -> str:
 
 def run_new(args) -> int:
     ws = checkout(args.root)
+    pathargs.prepare(folders=[ws.proposals])
     if args.op and not OP_RE.match(args.op):
         raise UsageError(f"--op {args.op!r} is not a qualified op name such as aten::bucketize.Tensor")
     title = args.title.strip()
@@ -168,6 +169,7 @@ def run_measure(args) -> int:
     ws = checkout(args.root)
     if args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
+    pathargs.prepare(folders=[ws.proposals])
     path, display, parsed = _read_proposal(ws, args.id)
     if parsed.proposal is None:
         return 2
@@ -189,6 +191,7 @@ def run_measure(args) -> int:
 
 def run_set_status(args) -> int:
     ws = checkout(args.root)
+    pathargs.prepare(folders=[ws.proposals])
     path, display, parsed = _read_proposal(ws, args.id)
     if parsed.proposal is None:
         return 2

@@ -35,6 +35,8 @@ def run(args) -> int:
     if plan is None:
         print(f"opset {args.version} is already released; nothing changed")
         return 0
+    if not args.dry_run:
+        pathargs.prepare(files=list(plan.writes))
     for proposal, done in plan.applied:
         print(f"proposal {proposal.label} ({proposal.title}): {'; '.join(done) or 'no data changes'}")
     for proposal in plan.retargeted:

@@ -23,6 +23,8 @@ def _build(args):
     from opspec.reports.site import build as site_build
 
     ws = checkout(args.root)
+    # the site and the generated pages are swapped in from beside where they go: both folders must be writable
+    pathargs.prepare(folders=[args.out or ws.site / "build", ws.site / "docs" / site_build.GENERATED])
     try:
         result = site_build.build(ws, args.out)
     except site_build.BuildError as err:
