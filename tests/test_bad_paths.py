@@ -41,7 +41,7 @@ NO_PATHS = {("ops",), ("show",), ("check-decomp",), ("strategies",), ("coverage"
 
 
 def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
-    """(command words, the parser of the leaf subcommand, path actions of it and of the levels above)."""
+    """(command words, the parser of the leaf subcommand) for every subcommand, nested ones included."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
