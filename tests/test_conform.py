@@ -134,7 +134,7 @@ def test_a_killed_run_resumes_to_a_valid_report(tmp_path):
     (["--backend", "no_such_module:fn"], "cannot import no_such_module"),
     (["--backend", FAULTY, "--ops", "nothing_like_this*"], "--ops 'nothing_like_this*' matches no op"),
     (["--backend", FAULTY, "--dtypes", "float33"], "--dtypes float33: not a torch dtype"),
-    (["--backend", FAULTY, "--ops", "relu", "--resume", "/nonexistent/report.json"], "/nonexistent/report.json: cannot read"),
+    (["--backend", FAULTY, "--ops", "relu", "--resume", "/nonexistent/report.json"], "/nonexistent/report.json: no such file"),
 ])
 def test_usage_errors_are_one_line(tmp_path, capsys, args, message):
     assert main(["conform", "--report", str(tmp_path / "r.json"), *args]) == 2

@@ -158,12 +158,14 @@ def test_unusable_findings_files_name_file_and_line(tmp_path, opset, text, messa
 
 
 def test_cli_usage_errors_are_one_line(tmp_path, capsys):
-    assert main(["conform", "--backend", "eager", "--findings", "x.yaml"]) == 2
-    assert "--findings needs --functionalization" in capsys.readouterr().err
     report = tmp_path / "report.json"
+    findings = tmp_path / "x.yaml"
+    findings.write_text("findings: []\n")
+    assert main(["conform", "--backend", "eager", "--report", str(report), "--findings", str(findings)]) == 2
+    assert "--findings needs --functionalization" in capsys.readouterr().err
     assert main(["conform", "--backend", "eager", "--functionalization", "--report", str(report),
                  "--findings", str(tmp_path / "missing.yaml")]) == 2
-    assert "missing.yaml:1:1: no such findings file" in capsys.readouterr().err
+    assert "missing.yaml: no such file" in capsys.readouterr().err  # checked with every path, before work starts
     bad = tmp_path / "bad.yaml"
     bad.write_text("findings: 3\n")
     assert main(["conform", "--backend", "eager", "--functionalization", "--report", str(report),

@@ -3,7 +3,8 @@
 Each module exposes ``add_parser(subparsers)`` which registers its subcommand and
 sets ``func`` (``args -> exit code``). Exit codes: 0 clean, 1 findings or
 failures, 2 unusable input or bad usage. Errors the user can fix are printed as
-one line on stderr, never as a traceback.
+one line on stderr, never as a traceback. Path arguments declare their kind
+(``cli.pathargs``) and are checked here, before the subcommand does any work.
 """
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import argparse
 import importlib
 import sys
 
+from opspec.cli import pathargs
 from opspec.spec import workspace
 from opspec.spec.errors import OpsetError
+from opspec.spec.paths import PathError
 from opspec.spec.yamlio import DataError
 
 COMMANDS = (
@@ -74,20 +77,30 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    code = 1
     try:
-        return args.func(args)
-    except UsageError as err:
+        pathargs.prepare_declared(args)
+        code = args.func(args)
+        return code
+    except (UsageError, PathError) as err:
         print(f"opspec {args.command}: error: {err}", file=sys.stderr)
+        code = 2
         return 2
     except OpsetError as err:
         for finding in err.findings:
             print(finding, file=sys.stderr)
+        code = 2
         return 2
     except DataError as err:
         print(err, file=sys.stderr)
+        code = 2
         return 2
     except KeyboardInterrupt:
         print("opspec: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        code = 0
         return 0
+    finally:
+        if code != 0:
+            pathargs.discard_created()

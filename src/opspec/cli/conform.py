@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opspec.cli import UsageError, add_opset_option, dtype_names
+from opspec.cli import UsageError, add_opset_option, dtype_names, pathargs
 
 STATUS_HELP = "pass, fallback, fail, xfail, xpass, skip, compile-error, run-error, crash, timeout"
 
@@ -29,14 +29,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--dtypes", nargs="+", metavar="D", default=["float32"],
                         help="dtypes to run (default float32; 'all' for each op's full list). An op that takes none "
                              "of them runs in its first dtype, so every op is recorded")
-    parser.add_argument("--expectations", metavar="FILE",
+    parser.add_argument("--expectations", type=pathargs.input_file, metavar="FILE",
                         help="expectations YAML (default: conformance/expectations/BACKEND.yaml when it exists)")
     parser.add_argument("--no-expectations", action="store_true", help="ignore the default expectations file")
-    parser.add_argument("--report", metavar="PATH", help="final JSON report (default: conformance-BACKEND-DEVICE.json)")
+    parser.add_argument("--report", type=pathargs.output_file, metavar="PATH", help="final JSON report (default: conformance-BACKEND-DEVICE.json)")
     parser.add_argument("--isolate", action="store_true",
                         help="record a crash or hang as that case's status and go on (cases run in worker processes)")
     parser.add_argument("--timeout", type=float, metavar="S", help="seconds a case may take (default 300 with --isolate)")
-    parser.add_argument("--resume", metavar="PATH", help="skip the cases recorded in this report or journal")
+    parser.add_argument("--resume", type=pathargs.input_file, metavar="PATH", help="skip the cases recorded in this report or journal")
     parser.add_argument("--rerun-failures", action="store_true",
                         help="with --resume: run again the recorded cases whose outcome was not pass")
     parser.add_argument("--shuffle", type=int, metavar="SEED",
@@ -50,14 +50,14 @@ def add_parser(subparsers) -> None:
                         help="also export every in-place and out= variant of the selected ops, mutating inputs and "
                              "intermediates directly and through views, and add the report's functionalization "
                              "section (runs in this process, after the cases)")
-    parser.add_argument("--inputs", metavar="FILE",
+    parser.add_argument("--inputs", type=pathargs.input_file, metavar="FILE",
                         help="replay the recorded calls in FILE (an op-level repro written by --model, opspec-ir JSON) "
                              "instead of drawing inputs; one case per recorded op and dtype")
     parser.add_argument("--model", metavar="MODEL",
                         help="run a whole model instead of the op set: pkg.module:factory, path/to/file.py:factory, "
                              "torchvision:NAME or transformers:NAME; exported once, compiled by the backend, compared "
                              "with eager; a divergence is localised to the first op that diverges alone")
-    parser.add_argument("--findings", metavar="FILE",
+    parser.add_argument("--findings", type=pathargs.input_file, metavar="FILE",
                         help="functionalization findings YAML (default: conformance/expectations/functionalization.yaml)")
     parser.set_defaults(func=run)
 
@@ -68,9 +68,12 @@ def run(args) -> int:
 
     if args.model:
         return run_model(args)
+    report_path = Path(args.report or f"conformance-{report.slug(args.backend)}-{args.device}.json")
+    # the worker opens the log when it starts: a path it cannot write is the user's line, before any work
+    pathargs.prepare(files=[report_path, report_path.with_suffix(".log")], folders=[report_path.with_suffix(".repros")])
     globs = tuple(g.strip() for item in args.ops or [] for g in item.split(",") if g.strip())
     request = plan_mod.Request(
-        backend=args.backend, report_path=Path(args.report or f"conformance-{report.slug(args.backend)}-{args.device}.json"),
+        backend=args.backend, report_path=report_path,
         device=args.device, opset=args.opset_version or None, ops=globs,
         dtypes=_tuple(dtype_names("--dtypes", args.dtypes, all_word=True)),
         expectations=Path(args.expectations) if args.expectations else None, no_expectations=args.no_expectations,
@@ -106,6 +109,7 @@ def run_model(args) -> int:
     opset = cached_opset(args.opset_version if args.opset_version else None)
     report_path = Path(args.report or f"conformance-model-{report.slug(args.model)}-{report.slug(args.backend)}.json")
     log_path = report_path.with_suffix(".log")
+    pathargs.prepare(files=[report_path, log_path])
     # torch's and the backend package's log lines and warnings go to the log, not the terminal
     with torch_logs.to_file_while(str(log_path)):
         try:

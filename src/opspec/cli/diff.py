@@ -5,7 +5,7 @@ import json
 import os
 import sys
 
-from opspec.cli import UsageError, checkout
+from opspec.cli import UsageError, checkout, pathargs
 from opspec.proposals import check as checking
 from opspec.reports import changelog
 from opspec.spec import load
@@ -17,7 +17,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("old", metavar="V1")
     parser.add_argument("new", metavar="V2")
     parser.add_argument("--format", choices=("md", "json"), default="md")
-    parser.add_argument("--root", metavar="DIR", help="repository root (default: the checkout around the cwd)")
+    parser.add_argument("--root", type=pathargs.input_folder, metavar="DIR", help="repository root (default: the checkout around the cwd)")
     parser.set_defaults(func=run)
 
 

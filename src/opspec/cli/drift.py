@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-from opspec.cli import add_opset_option
+from opspec.cli import add_opset_option, pathargs
 from opspec.spec import load
 
 
@@ -26,7 +25,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--propose",
         metavar="DIR",
-        type=Path,
+        type=pathargs.output_folder,
         help="write a draft proposal into DIR (e.g. proposals) for each drift item no open proposal covers",
     )
     parser.set_defaults(func=run)

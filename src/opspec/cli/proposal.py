@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from opspec.cli import UsageError, checkout
+from opspec.cli import UsageError, checkout, pathargs
 from opspec.proposals import check as checking
 from opspec.proposals import edit
 from opspec.proposals.model import STATUSES, TYPES
@@ -23,7 +23,7 @@ DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("proposal", help="create, check, list and move proposals")
-    parser.add_argument("--root", metavar="DIR", help="repository root (default: the checkout around the cwd)")
+    parser.add_argument("--root", type=pathargs.input_folder, metavar="DIR", help="repository root (default: the checkout around the cwd)")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     new = actions.add_parser("new", help="scaffold a proposal with the next free id")
@@ -34,7 +34,7 @@ def add_parser(subparsers) -> None:
     new.set_defaults(func=run_new)
 
     chk = actions.add_parser("check", help="check proposals (default: all of them)")
-    chk.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    chk.add_argument("files", nargs="*", type=pathargs.input_file, metavar="FILE")
     chk.add_argument("--base", metavar="GIT_REF", help="also check every status move since this commit")
     chk.add_argument("--no-torch", action="store_true", help="skip the checks that need the installed torch")
     chk.set_defaults(func=run_check)
@@ -74,6 +74,7 @@ def _today(value: str | None) -> str:
 
 def run_new(args) -> int:
     ws = checkout(args.root)
+    pathargs.prepare(folders=[ws.proposals])
     if args.op and not OP_RE.match(args.op):
         raise UsageError(f"--op {args.op!r} is not a qualified op name such as aten::bucketize.Tensor")
     title = args.title.strip()
@@ -103,9 +104,6 @@ def _torch_schema(op: str) -> str | None:
 
 def run_check(args) -> int:
     ws = checkout(args.root)
-    for path in args.files:
-        if not path.is_file():
-            raise UsageError(f"{path}: no such file")
     try:
         result = checking.check(
             ws.proposals, ws.opset, files=args.files or None, base=args.base, use_torch=not args.no_torch
@@ -171,6 +169,7 @@ def run_measure(args) -> int:
     ws = checkout(args.root)
     if args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
+    pathargs.prepare(folders=[ws.proposals])
     path, display, parsed = _read_proposal(ws, args.id)
     if parsed.proposal is None:
         return 2
@@ -192,6 +191,7 @@ def run_measure(args) -> int:
 
 def run_set_status(args) -> int:
     ws = checkout(args.root)
+    pathargs.prepare(folders=[ws.proposals])
     path, display, parsed = _read_proposal(ws, args.id)
     if parsed.proposal is None:
         return 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 
-from opspec.cli import UsageError, checkout
+from opspec.cli import UsageError, checkout, pathargs
 from opspec.cli.proposal import DATE_RE
 from opspec.proposals import release
 from opspec.spec.errors import OpsetError
@@ -17,7 +17,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--date", help="release date (default: today)")
     parser.add_argument("--retarget", metavar="NEXT",
                         help="move proposals still open (draft, review, deferred) for VERSION to NEXT instead of refusing")
-    parser.add_argument("--root", metavar="DIR", help="repository root (default: the checkout around the cwd)")
+    parser.add_argument("--root", type=pathargs.input_folder, metavar="DIR", help="repository root (default: the checkout around the cwd)")
     parser.set_defaults(func=run)
 
 
@@ -35,6 +35,8 @@ def run(args) -> int:
     if plan is None:
         print(f"opset {args.version} is already released; nothing changed")
         return 0
+    if not args.dry_run:
+        pathargs.prepare(files=list(plan.writes))
     for proposal, done in plan.applied:
         print(f"proposal {proposal.label} ({proposal.title}): {'; '.join(done) or 'no data changes'}")
     for proposal in plan.retargeted:

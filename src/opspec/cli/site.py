@@ -2,20 +2,19 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from opspec.cli import UsageError, checkout
+from opspec.cli import UsageError, checkout, pathargs
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("site", help="build or serve the documentation site")
-    parser.add_argument("--root", metavar="DIR", help="repository root (default: the checkout around the cwd)")
+    parser.add_argument("--root", type=pathargs.input_folder, metavar="DIR", help="repository root (default: the checkout around the cwd)")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     build = actions.add_parser("build", help="generate the pages and build the site (mkdocs --strict)")
-    build.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: site/build)")
+    build.add_argument("--out", type=pathargs.output_folder, metavar="DIR", help="output folder (default: site/build)")
     build.set_defaults(func=run_build)
     serve = actions.add_parser("serve", help="build, then serve the site on 127.0.0.1")
-    serve.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: site/build)")
+    serve.add_argument("--out", type=pathargs.output_folder, metavar="DIR", help="output folder (default: site/build)")
     serve.add_argument("--port", type=int, default=8000)
     serve.set_defaults(func=run_serve)
 
@@ -24,6 +23,8 @@ def _build(args):
     from opspec.reports.site import build as site_build
 
     ws = checkout(args.root)
+    # the site and the generated pages are swapped in from beside where they go: both folders must be writable
+    pathargs.prepare(folders=[args.out or ws.site / "build", ws.site / "docs" / site_build.GENERATED])
     try:
         result = site_build.build(ws, args.out)
     except site_build.BuildError as err:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
+from opspec.cli import pathargs
 from opspec.spec import load, manifests, resources
 
 
@@ -15,10 +15,10 @@ def add_parser(subparsers) -> None:
         description="Check every opset version: JSON Schema, duplicates, lifecycle, closure of "
         "decomposition targets, released-version digests, and the installed torch's schemas.",
     )
-    parser.add_argument("--opset", type=Path, metavar="PATH", help="opset folder to check (default: the bundled one)")
+    parser.add_argument("--opset", type=pathargs.input_folder, metavar="PATH", help="opset folder to check (default: the bundled one)")
     parser.add_argument("--no-torch", action="store_true", help="skip the checks that need torch")
     parser.add_argument(
-        "--backends", type=Path, metavar="DIR", help="backend lowering manifests to check too (default: the bundled ones)"
+        "--backends", type=pathargs.input_folder, metavar="DIR", help="backend lowering manifests to check too (default: the bundled ones)"
     )
     parser.set_defaults(func=run)
 

@@ -53,7 +53,11 @@ def _serve(connection, settings: Settings) -> None:
     os.setsid()  # its own process group, so a timeout kills compile helpers too
     _die_with_parent()
     if settings.log_file:  # what torch and native libraries print (guards, ONNX Runtime's log) is not a verdict
-        torch_logs.redirect_output(settings.log_file)
+        try:
+            torch_logs.redirect_output(settings.log_file)
+        except OSError as err:  # the user's path, not the backend: said so, before the backend is touched
+            connection.send(("error", f"{settings.log_file}: cannot open the log file ({(err.strerror or str(err)).lower()})"))
+            return
     try:
         runner = CaseRunner(settings)
     except UnknownBackend as err:  # already one line naming the backend
