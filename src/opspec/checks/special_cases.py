@@ -1,0 +1,122 @@
+"""Every special-case row against the installed torch's eager kernel: a false row is a finding at its line.
+
+``check()`` runs each row in each of its dtypes (``opset/special_cases/README.md``);
+the command ``python -m opspec.checks.special_cases [FILE ...]`` prints one line per
+finding and exits 0 when every row holds, 1 when some row is false, 2 when the data
+cannot be used (schema errors, an unknown op or argument).
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from opspec.bridge import torch_ops
+from opspec.spec import load, special_cases as spec_cases
+from opspec.spec.errors import Finding, OpsetError
+from opspec.spec.model import Opset, TestingHints
+from opspec.spec.special_cases import SpecialCase
+from opspec.testing import special_cases as rows
+from opspec.testing.strategies import dtypes_under_test
+
+SAYS_SHOWN = 60  # characters of a row's claim a finding repeats
+
+
+@dataclass
+class Result:
+    false_rows: list[Finding] = field(default_factory=list)  # rows torch contradicts
+    unusable: list[Finding] = field(default_factory=list)  # rows that cannot be run as written
+    checked: int = 0  # (row, dtype) pairs run
+    skipped: int = 0  # rows whose torch range or devices exclude this torch/device
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted(self.unusable + self.false_rows, key=lambda f: (f.mark.path, f.mark.line, f.mark.col))
+
+
+def _hints(opset: Opset | None) -> dict[str, TestingHints]:
+    if opset is None:
+        return {}
+    return {**{rule.op: rule.testing for rule in opset.rules}, **{op.name: op.testing for op in opset.ops}}
+
+
+def _says(case: SpecialCase) -> str:
+    return case.says if len(case.says) <= SAYS_SHOWN else case.says[: SAYS_SHOWN - 3] + "..."
+
+
+def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = None, device: str = "cpu") -> Result:
+    """Each row in each of its dtypes against the eager kernel on ``device``."""
+    result = Result()
+    hints = _hints(opset)
+    torch_version = torch_ops.version()
+    for op_name, op_rows in sorted(cases.items()):
+        try:
+            op = torch_ops.resolve(op_name)
+        except (LookupError, ValueError) as err:
+            result.unusable.append(Finding(op_rows[0].mark, str(err)))
+            continue
+        hint_dtypes = dtypes_under_test(op_name, hints.get(op_name))
+        for case in op_rows:
+            if not rows.applies(case, torch_version, device):
+                result.skipped += 1
+                continue
+            failed: list[tuple[str, rows.Judgement]] = []
+            for dtype in rows.case_dtypes(case, hint_dtypes):
+                try:
+                    args, kwargs = rows.materialize(case, op, dtype, device)
+                except rows.CaseError as err:
+                    result.unusable.append(Finding(case.mark, f"{op_name} row '{_says(case)}' ({dtype}): {err}"))
+                    break
+                result.checked += 1
+                judgement = rows.judge(case, dtype, rows.run(op, args, kwargs), latitude=False)
+                if not judgement.ok:
+                    failed.append((dtype, judgement))
+            if failed:  # one finding per row: what the first dtype gave, and every dtype that failed
+                dtype, judgement = failed[0]
+                result.false_rows.append(Finding(
+                    case.mark,
+                    f"{op_name} row '{_says(case)}' ({', '.join(d for d, _ in failed)}): expected {judgement.expected}, "
+                    f"torch gives {judgement.got}" + (f" ({judgement.reason})" if judgement.reason else ""),
+                ))
+    return result
+
+
+def _opset(opset: "Opset | str | None") -> Opset | None:
+    if isinstance(opset, Opset):
+        return opset
+    try:
+        return load.load_opset(opset)
+    except (OpsetError, FileNotFoundError):
+        if opset is not None:
+            raise
+        return None  # hints only refine the default dtypes; the rows are checked without them
+
+
+def check(opset: "Opset | str | None" = None, device: str = "cpu", paths: Iterable[Path] | None = None) -> list[Finding]:
+    """A finding for each false row and each row that cannot run; DataError when a file is unusable."""
+    cases = spec_cases.load_special_cases(paths=paths)
+    return run_cases(cases, _opset(opset), device).findings
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    paths = [Path(p) for p in argv] or None
+    cases, problems = spec_cases.read(paths)
+    if problems:
+        print(*problems, sep="\n")
+        return 2
+    try:
+        result = run_cases(cases, _opset(None))
+    except (OpsetError, FileNotFoundError) as err:
+        print(err)
+        return 2
+    for finding in result.findings:
+        print(finding)
+    print(f"{result.checked} row-dtype checks, {len(result.false_rows)} false, {len(result.unusable)} unusable, "
+          f"{result.skipped} rows outside this torch or device", file=sys.stderr)
+    return 2 if result.unusable else (1 if result.false_rows else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
