@@ -3,7 +3,8 @@
 For each rule: the values of the decomposition match the eager kernel on drawn
 inputs (the shared comparison rule), and tracing the decomposition produces only
 the core ops the rule declares. Random rules are checked by properties and a
-two-sample test instead of values.
+two-sample test instead of values. Every rule also meets its op's special cases
+(``opset/special_cases``) exactly, as torch's kernel does.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from opspec.checks import decomp_check
 from opspec.conform import expectations
 from opspec.conform.cases import Case
 from opspec.spec import load
+from opspec.spec.special_cases import load_special_cases
 
 CLOSURE_EXAMPLES = 3  # tracing costs ~20 ms; the produced ops rarely depend on more than rank and dtype
 RANDOM_EXAMPLES = 3  # each random example is a statistical test on tens of thousands of draws
@@ -43,6 +45,11 @@ def known_failures(version: str | None) -> expectations.Expectations:
     return expectations.read(path, opset(version)) if path else expectations.Expectations()
 
 
+@functools.lru_cache(maxsize=None)
+def special_cases() -> dict:
+    return load_special_cases()
+
+
 def expectation_marks(version: str | None, test: str, op: str, dtype: str, device: str) -> list:
     """A strict xfail for a known failure (a case that passes fails as stale), a skip for one that must not run."""
     entry = known_failures(version).lookup(Case(op, dtype, device))
@@ -53,6 +60,8 @@ def expectation_marks(version: str | None, test: str, op: str, dtype: str, devic
 
 
 def pytest_generate_tests(metafunc):
+    if "special_case" in metafunc.fixturenames:
+        return _special_case_params(metafunc)
     if "rule_case" not in metafunc.fixturenames:
         return
     version = metafunc.config.getoption("--opset")
@@ -73,6 +82,23 @@ def pytest_generate_tests(metafunc):
                 marks = [*device.marks, *expectation_marks(version, test, rule.op, name, device.values[0])]
                 cases.append(pytest.param(case, id=f"{rule.op.removeprefix('aten::')}-{name}-{device.id}", marks=marks))
     metafunc.parametrize("rule_case", cases)
+
+
+def _special_case_params(metafunc):
+    """One case per (rule, dtype, device) where the rule's op has special cases in that dtype."""
+    version = metafunc.config.getoption("--opset")
+    cases = []
+    for rule in opset(version).rules:
+        rows = special_cases().get(rule.op, ())
+        absence = versions.rule_absence(rule)
+        if absence or not rows:
+            continue  # test_values already says why an absent rule is skipped
+        for name in decomp_check.special_case_dtypes(subject(version, rule.op), rows):
+            for device in device_params():
+                marks = [*device.marks, *expectation_marks(version, "special_cases", rule.op, name, device.values[0])]
+                cases.append(pytest.param((version, rule.op, name, device.values[0]),
+                                          id=f"{rule.op.removeprefix('aten::')}-{name}-{device.id}", marks=marks))
+    metafunc.parametrize("special_case", cases)
 
 
 def draw_case(rule_case, data):
@@ -98,3 +124,9 @@ def test_closure(rule_case, data):
 def test_random_rule(rule_case, data):
     torch.manual_seed(0)
     decomp_check.check_random(*draw_case(rule_case, data), seed=0)
+
+
+def test_special_cases(special_case):
+    version, op, dtype, device = special_case
+    problems = decomp_check.check_special_cases(subject(version, op), special_cases()[op], dtype, device)
+    assert not problems, "\n".join(problems)

@@ -52,7 +52,8 @@ def test_wheel_carries_the_opset_data(tmp_path):
     for data_file in (ROOT / "opset").rglob("*"):
         if data_file.is_file() and data_file.suffix in (".yaml", ".json"):
             assert f"opspec/_opset/{data_file.relative_to(ROOT / 'opset').as_posix()}" in names
-    assert {"opspec/_opset/descriptions.yaml", "opspec/_opset/schema/descriptions.schema.json"} <= names
+    assert {"opspec/_opset/descriptions.yaml", "opspec/_opset/schema/descriptions.schema.json",
+            "opspec/_opset/schema/special_cases.schema.json", "opspec/_opset/special_cases/README.md"} <= names
     for template in (ROOT / "src" / "opspec" / "reports" / "templates").rglob("*.j2"):
         assert f"opspec/{template.relative_to(ROOT / 'src' / 'opspec').as_posix()}" in names
     for folder, package in (("conformance/backends", "_backends"), ("conformance/expectations", "_expectations")):
@@ -62,10 +63,15 @@ def test_wheel_carries_the_opset_data(tmp_path):
     target = tmp_path / "installed"
     zipfile.ZipFile(wheel).extractall(target)
     code = ("from opspec.spec import load, resources\n"
-            "print(resources.opset_root()); print(len(load.load_opset().ops), len(load.load_descriptions()))\n")
+            "from opspec.spec.special_cases import load_special_cases\n"
+            "print(resources.opset_root()); print(len(load.load_opset().ops), len(load.load_descriptions()))\n"
+            "print(sum(map(len, load_special_cases().values())))\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
-    where, counts = run.stdout.splitlines()
+    where, counts, rows = run.stdout.splitlines()
     newest = len(load.load_opset().ops)
     assert where == str(target / "opspec" / "_opset") and counts == f"{newest} {newest}"
+    from opspec.spec.special_cases import load_special_cases
+
+    assert int(rows) == sum(map(len, load_special_cases().values()))  # every row of the checkout travels

@@ -204,3 +204,83 @@ def test_show_prints_full_precision():
     assert rows.show(torch.tensor([1e-10], dtype=torch.float64)) == "[1e-10] (float64)"
     assert rows.show(torch.tensor(float("-inf"))) == "-inf (float32)"
     assert rows.show(torch.empty(2, 0)) == "[[], []] (float32 shape [2, 0])"
+
+
+# --- opspec validate --------------------------------------------------------------------------------------------------
+
+def _with_rows(opset: Path, name: str, text: str) -> Path:
+    folder = opset / "special_cases"
+    for old in folder.glob("*.yaml"):  # the test states every row it judges
+        old.unlink()
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def test_validate_reports_a_false_row_at_its_line(opset_copy, capsys):
+    from opspec.cli import main
+
+    path = _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text())
+    code = main(["validate", "--opset", str(opset_copy)])
+    output = capsys.readouterr()
+    assert code == 1
+    [line] = [l for l in output.out.splitlines() if l.startswith(str(path)) and "note:" not in l]
+    assert line.startswith(f"{path}:7:7: aten::sign row 'The sign of NaN is NaN.'")
+    # Without torch the rows are not run, and the same data is clean.
+    assert main(["validate", "--opset", str(opset_copy), "--no-torch"]) == 0
+
+
+def test_validate_without_torch_reports_schema_errors_and_ops_outside_the_opset(opset_copy):
+    from opspec.checks.validate import validate
+
+    path = _with_rows(opset_copy, "misc.yaml", (FIXTURES / "unknown_class.yaml").read_text())
+    report = validate(opset_copy, use_torch=False)
+    assert [str(f.mark) for f in report.findings] == [f"{path}:4:7"]
+    path = _with_rows(opset_copy, "misc.yaml", (FIXTURES / "unknown_op.yaml").read_text())
+    report = validate(opset_copy, use_torch=False)
+    assert [str(f) for f in report.findings] == [
+        f"{path}:3:7: aten::sgn_typo is neither a core op nor the op of a decomposition rule in any opset version"]
+    path = _with_rows(opset_copy, "misc.yaml", (FIXTURES / "false_row.yaml").read_text())
+    report = validate(opset_copy, use_torch=False)
+    assert [str(f) for f in report.findings] == [
+        f"{path}:3:7: aten::sign's rows belong in pointwise-unary.yaml (one file per category; decomposed.yaml for the ops rules lower)"]
+
+
+def test_validate_notes_the_ops_without_rows_per_file(opset_copy):
+    from opspec.checks.validate import validate
+
+    _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text().split("    - says: The sign of NaN is NaN.")[0])
+    report = validate(opset_copy, use_torch=False)
+    assert report.findings == []
+    by_file = {Path(n.mark.path).name: n.message for n in report.notes if "special cases" in n.message}
+    assert "aten::abs" in by_file["pointwise-unary.yaml"] and "aten::sign," not in by_file["pointwise-unary.yaml"]
+    assert "aten::addcdiv" in by_file["decomposed.yaml"]  # a rule's op that is not core
+
+
+# --- the decomposition suite --------------------------------------------------------------------------------------
+
+def test_a_decomposition_is_held_to_its_ops_rows():
+    from dataclasses import replace
+
+    from opspec.checks import decomp_check
+    from opspec.spec import load
+
+    opset = load.load_opset()
+    cases = spec_cases.load_special_cases(paths=[FIXTURES / "holds.yaml"])
+    div = decomp_check.subject_for_rule(opset, opset.rules_by_op["aten::div.Tensor_mode"])
+    rows_div = cases["aten::div.Tensor_mode"]
+    assert decomp_check.special_case_dtypes(div, rows_div) == ["float32", "float64", "int64"]
+    for dtype in ("float32", "float64"):
+        assert decomp_check.check_special_cases(div, rows_div, dtype) == []
+    raises = replace(div, candidate=lambda self, other, *, rounding_mode=None: torch.zeros_like(self), implementation="silent")
+    [problem] = decomp_check.check_special_cases(raises, rows_div, "int64")
+    assert problem.endswith("expected RuntimeError matching 'ZeroDivisionError', the decomposition silent gives [0] (int64)")
+    naive = replace(div, candidate=lambda self, other, *, rounding_mode=None: torch.floor(self / other), implementation="naive")
+    [problem] = decomp_check.check_special_cases(naive, rows_div, "float32")
+    assert problem.startswith(f"{FIXTURES / 'holds.yaml'}:13: aten::div.Tensor_mode row 'Floor division of an infinite numerator is NaN.' (float32)")
+    assert "the decomposition naive gives [inf, -inf] (float32)" in problem
+    expm1 = decomp_check.subject_for_rule(opset, opset.rules_by_op["aten::expm1"])
+    assert decomp_check.check_special_cases(expm1, cases["aten::expm1"], "float64") == []
+    naive = replace(expm1, candidate=lambda self: torch.exp(self) - 1, implementation="naive")
+    [problem] = decomp_check.check_special_cases(naive, cases["aten::expm1"], "float64")
+    assert "row 'expm1 of a tiny value is that value to full relative precision.'" in problem

@@ -7,7 +7,9 @@ layer and judged by the shared comparison rule:
 - values: candidate output vs kernel output (fp16/bf16 measured against float64);
 - closure: the candidate, traced with the opset's table, produces only declared,
   core ops;
-- random ops: properties and a two-sample test instead of value equality.
+- random ops: properties and a two-sample test instead of value equality;
+- special cases: on each row of the op's table (``opset/special_cases``) the candidate
+  gives the row's exact result, as torch's kernel does.
 """
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ from hypothesis.errors import HypothesisException
 from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.spec import references
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
+from opspec.spec.special_cases import SpecialCase
 from opspec.testing import compare, kernel_errors, random_check, strategies
+from opspec.testing import special_cases as special
 from opspec.testing.strategies import Call
 from opspec.testing.strategies.call import Repro
 
@@ -270,6 +274,40 @@ def check_random(subject: Subject, call: Call, dtype: torch.dtype, seed: int = 0
     if not verdict.ok:
         raise DecompositionMismatch(Counterexample(subject, call, dtype, verdict.message))
     return verdict
+
+
+def special_case_dtypes(subject: Subject, cases: tuple[SpecialCase, ...]) -> list[str]:
+    """Every dtype some row of ``cases`` is checked in, in a stable order."""
+    hinted = dtypes_for(subject)
+    found: list[str] = []
+    for case in cases:
+        found += [d for d in special.case_dtypes(case, hinted) if d not in found]
+    return found
+
+
+def check_special_cases(subject: Subject, cases: tuple[SpecialCase, ...], dtype: str, device: str = "cpu") -> list[str]:
+    """One line per row the candidate breaks in ``dtype`` (exactly, no latitude: as torch is judged).
+
+    A row torch's own kernel breaks is the data's fault, and says so: the decomposition is not blamed for it.
+    """
+    problems = []
+    hinted = dtypes_for(subject)
+    for case in cases:
+        if dtype not in special.case_dtypes(case, hinted) or not special.applies(case, torch_ops.version(), device):
+            continue
+        args, kwargs = special.materialize(case, subject.kernel, dtype, device)
+        kernel = special.judge(case, dtype, special.run(subject.kernel, args, kwargs), latitude=False)
+        if not kernel.ok:
+            problems.append(f"{case.where}: row '{case.says}' is false for torch itself: expected {kernel.expected}, "
+                            f"torch gives {kernel.got} (opspec validate reports it)")
+            continue
+        args, kwargs = special.materialize(case, subject.kernel, dtype, device)  # fresh inputs: no aliasing with the kernel's run
+        verdict = special.judge(case, dtype, special.run(subject.candidate, args, kwargs), latitude=False)
+        if not verdict.ok:
+            problems.append(f"{case.where}: {subject.op} row '{case.says}' ({dtype}): expected {verdict.expected}, "
+                            f"the decomposition {subject.implementation} gives {verdict.got}"
+                            + (f" ({verdict.reason})" if verdict.reason else ""))
+    return problems
 
 
 # ---- a whole check, driven by hypothesis outside pytest ----

@@ -15,6 +15,7 @@ from typing import Iterable
 from opspec.bridge import torch_ops
 from opspec.spec import load, special_cases as spec_cases
 from opspec.spec.errors import Finding, OpsetError
+from opspec.spec.yamlio import Mark
 from opspec.spec.model import Opset, TestingHints
 from opspec.spec.special_cases import SpecialCase
 from opspec.testing import special_cases as rows
@@ -97,6 +98,44 @@ def check(opset: "Opset | str | None" = None, device: str = "cpu", paths: Iterab
     """A finding for each false row and each row that cannot run; DataError when a file is unusable."""
     cases = spec_cases.load_special_cases(paths=paths)
     return run_cases(cases, _opset(opset), device).findings
+
+
+def expected_file(op: str, opset: Opset) -> str:
+    """The file an op's rows belong in: its category's for a core op, ``decomposed.yaml`` for a rule's op."""
+    core = opset.ops_by_name.get(op)
+    return f"{core.category}.yaml" if core else "decomposed.yaml"
+
+
+def validate_findings(root: Path, opsets: list[Opset], use_torch: bool) -> tuple[list[Finding], list[Finding]]:
+    """(findings, notes) for ``opspec validate``: schema problems, ops outside the opset, rows
+    missing (a note per file while the tables are written), and with torch every false row."""
+    cases, findings = spec_cases.read(root=root)
+    if findings or not opsets:
+        return findings, []
+    known = {name for opset in opsets for name in (*opset.ops_by_name, *opset.rules_by_op)}
+    newest = opsets[-1]
+    for op, op_rows in sorted(cases.items()):
+        if op not in known:
+            findings.append(Finding(op_rows[0].mark, f"{op} is neither a core op nor the op of a decomposition rule in any opset version"))
+        elif op in newest.ops_by_name or op in newest.rules_by_op:
+            belongs = expected_file(op, newest)
+            if Path(op_rows[0].mark.path).name != belongs:
+                findings.append(Finding(op_rows[0].mark, f"{op}'s rows belong in {belongs} (one file per category; decomposed.yaml for the ops rules lower)"))
+    missing: dict[str, list[str]] = {}
+    for op in sorted({*(o.name for o in newest.ops if o.status != "removed"), *newest.rules_by_op}):
+        if op not in cases:
+            missing.setdefault(expected_file(op, newest), []).append(op)
+    folder = spec_cases.folder(root)
+    notes = [
+        Finding(Mark(str(folder / name), 1, 1),
+                f"note: {len(ops)} op(s) of opset {newest.version} have no special cases yet: {', '.join(ops)}")
+        for name, ops in sorted(missing.items())
+    ]
+    if use_torch and not findings:
+        findings += run_cases(cases, newest).findings
+        if torch_ops.torch_module().cuda.is_available():
+            findings += run_cases(cases, newest, "cuda").findings
+    return findings, notes
 
 
 def main(argv: list[str] | None = None) -> int:

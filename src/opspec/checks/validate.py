@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opspec.bridge import torch_ops, versions
+from opspec.checks import special_cases
 from opspec.spec import load, references, yamlio
+from opspec.spec.errors import OpsetError
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
     BookkeepingOp,
     CoreOp,
     DecompositionRule,
     Interval,
+    Opset,
     VersionInfo,
     version_key,
 )
@@ -82,7 +85,20 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             report.unusable |= bookkeeping.data is None
             if not bookkeeping.findings:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
+    findings, notes = special_cases.validate_findings(root, _clean_opsets(root, report), use_torch)
+    report.findings += findings
+    report.notes += notes
     return report
+
+
+def _clean_opsets(root: Path, report: Report) -> list[Opset]:
+    """The versions that load cleanly, oldest first: special cases are judged against these."""
+    if report.findings:
+        return []
+    try:
+        return [load.load_opset(version, root) for version in sorted(report.checked_versions, key=version_key)]
+    except OpsetError:
+        return []
 
 
 def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, use_torch: bool) -> list[Finding]:
