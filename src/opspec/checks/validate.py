@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opspec.bridge import torch_ops, versions
-from opspec.checks import special_cases
+from opspec.checks import formulas, special_cases
 from opspec.spec import load, references, yamlio
 from opspec.spec.errors import OpsetError
 from opspec.spec.load import Finding, LoadedFile
@@ -85,9 +85,11 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             report.unusable |= bookkeeping.data is None
             if not bookkeeping.findings:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
-    findings, notes = special_cases.validate_findings(root, _clean_opsets(root, report), use_torch)
+    opsets = _clean_opsets(root, report)
+    findings, notes = special_cases.validate_findings(root, opsets, use_torch)
     report.findings += findings
     report.notes += notes
+    report.findings += formulas.validate_findings(root, opsets[-1] if opsets else None, use_torch)
     return report
 
 

@@ -261,10 +261,13 @@ class OpDescription:
     description: str
     example: str
     formula: str = ""
+    formula_check: str = ""  # the formula as a Python expression, checked against the kernel
+    formula_prose: str = ""  # why the formula is not executable
 
     @classmethod
     def from_dict(cls, op: str, data: Mapping[str, Any]) -> "OpDescription":
-        return cls(op=op, description=data["description"], example=data["example"], formula=data.get("formula", ""))
+        return cls(op=op, description=data["description"], example=data["example"], formula=data.get("formula", ""),
+                   formula_check=data.get("formula_check", ""), formula_prose=data.get("formula_prose", ""))
 
 
 @dataclass(frozen=True)
