@@ -9,6 +9,8 @@ after), then with the working tree on ``PYTHONPATH``:
 
 - ``wheel``: would ``pip install opspec.whl`` keep this torch? (a dry run, torch must not be in the plan);
 - ``validate``: ``opspec validate``, its findings and notes;
+- ``special_cases``: ``python -m opspec.checks.special_cases --json``, every special-case row against this
+  torch's eager kernel: each row's status (the op pages list the torch versions where a row held), false rows;
 - ``drift``: ``opspec drift --format json``, drifted and absent entries, and whether anything besides its progress lines leaks to stderr;
 - ``decompositions``: ``pytest conformance/test_decompositions.py`` (the ci profile), its counts and failures;
 - ``inductor``: ``opspec conform --backend inductor --isolate --dtypes float32``, its summary and non-passing cases.
@@ -36,7 +38,7 @@ sys.path.insert(0, str(REPO / "src"))
 from opspec.spec import atomic  # noqa: E402
 
 VERSIONS = ("2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
-STEPS = ("wheel", "validate", "drift", "decompositions", "inductor")
+STEPS = ("wheel", "validate", "special_cases", "drift", "decompositions", "inductor")
 RESULTS = REPO / "benchmarks" / "results" / "version_matrix.json"
 README = REPO / "benchmarks" / "README.md"
 START, END = "<!-- version-matrix:start -->", "<!-- version-matrix:end -->"
@@ -144,9 +146,35 @@ def step_validate(python: Path, args) -> dict:
     done = run(python, "-m", "opspec", "validate")
     lines = [m for m in map(FINDING.match, done.stdout.splitlines()) if m]
     notes = [m["message"].removeprefix("note: ") for m in lines if m["message"].startswith("note: ")]
-    findings = [m["message"] for m in lines if not m["message"].startswith("note: ")]
+    findings = [m["message"] for m in lines if not m["message"].startswith(("note: ", "missing: "))]
     summary = f"exit {done.returncode}, {len(findings)} finding(s), {len(notes)} note(s)"
     return {"exit": done.returncode, "ok": done.returncode == 0, "findings": findings, "notes": notes, "summary": summary}
+
+
+def step_special_cases(python: Path, args) -> dict:
+    return special_cases_result(run(python, "-m", "opspec.checks.special_cases", "--json"))
+
+
+def special_cases_result(done: subprocess.CompletedProcess) -> dict:
+    """The check's JSON as the matrix keeps it: rows that held, rows torch contradicts, rows outside this torch."""
+    try:
+        report = json.loads(done.stdout)
+        rows = report["rows"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        lines = [line for line in done.stdout.splitlines() if line.strip()]
+        return {"exit": done.returncode, "ok": False, "summary": f"exit {done.returncode}, the data is unusable",
+                "findings": lines[:50], "detail": done.stderr[-500:]}
+    by_status: dict[str, list[str]] = {}
+    for key, status in rows.items():
+        by_status.setdefault(status, []).append(key)
+    held, false = sorted(by_status.get("holds", [])), sorted(by_status.get("false", []))
+    outside, unusable = sorted(by_status.get("outside", [])), sorted(by_status.get("unusable", []))
+    parts = [f"{len(held)} of {len(rows)} rows hold"]
+    parts += [f"{len(v)} {k}" for k, v in (("false", false), ("unusable", unusable), ("outside this torch", outside)) if v]
+    return {"exit": done.returncode, "ok": done.returncode == 0 and not false and not unusable,
+            "torch": report.get("torch"), "checked": report.get("checked"), "held": held, "false": false,
+            "outside": outside, "unusable": unusable, "findings": report.get("findings", []),
+            "summary": f"exit {done.returncode}, " + ", ".join(parts)}
 
 
 def step_drift(python: Path, args) -> dict:
@@ -232,15 +260,15 @@ def sample_ops(every: int) -> list[str]:
     return [name.removeprefix("aten::") for name in names[::every]]
 
 
-STEP_FUNCTIONS = {"wheel": step_wheel, "validate": step_validate, "drift": step_drift,
+STEP_FUNCTIONS = {"wheel": step_wheel, "validate": step_validate, "special_cases": step_special_cases, "drift": step_drift,
                   "decompositions": step_decompositions, "inductor": step_inductor}
 
 
 # ---- the table ----
 
 def write_table(results: dict) -> None:
-    rows = ["| torch | wheel keeps torch | `opspec validate` | `opspec drift` | decomposition suite (ci profile) | inductor (`--isolate`, float32) | time |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| torch | wheel keeps torch | `opspec validate` | special cases | `opspec drift` | decomposition suite (ci profile) | inductor (`--isolate`, float32) | time |",
+            "|---|---|---|---|---|---|---|---|"]
     for version in sorted({*VERSIONS, *results["versions"]}, key=lambda v: tuple(int(p) for p in v.split("."))):
         entry = results["versions"].get(version, {})
 
@@ -251,6 +279,7 @@ def write_table(results: dict) -> None:
             return ("✅ " if data.get("ok") else "❌ ") + render(data)
 
         validate = cell("validate", lambda d: f"{len(d['findings'])} findings" + (f", absent: {', '.join(n.split(': ')[0].removeprefix('aten::') for n in d['notes'])}" if d["notes"] else ""))
+        special = cell("special_cases", lambda d: d["summary"].partition(", ")[2] or d["summary"])
         drift = cell("drift", lambda d: f"{len(d['drifted_rules'])} of {d['rules_traced']} rules drifted"
                      + (f", absent: {', '.join(a['op'].removeprefix('aten::') for a in d['absent'])}" if d["absent"] else "")
                      + (f", {d['stderr_lines']} stderr lines" if d["stderr_lines"] else ""))
@@ -259,7 +288,7 @@ def write_table(results: dict) -> None:
                         + ("" if d.get("ops", "all") == "all" else f" ({d['cases']} sampled ops)"))
         wheel = cell("wheel", lambda d: "yes" if d["ok"] else d["summary"])
         total = entry.get("total_s")
-        rows.append(f"| {entry.get('torch', version)} | {wheel} | {validate} | {drift} | {decomps} | {inductor} | "
+        rows.append(f"| {entry.get('torch', version)} | {wheel} | {validate} | {special} | {drift} | {decomps} | {inductor} | "
                     f"{f'{total / 60:.0f} min' if total else ''} |")
     text = README.read_text(encoding="utf-8")
     if START not in text:

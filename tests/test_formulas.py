@@ -6,6 +6,8 @@ from pathlib import Path
 import torch
 
 from opspec.checks import formulas
+from opspec.checks.validate import validate
+from opspec.spec import formulas as spec_formulas
 from opspec.spec import load, special_cases as spec_cases
 from opspec.spec.yamlio import Mark
 from opspec.testing.strategies import Call
@@ -23,24 +25,24 @@ def _edit(opset: Path, old: str, new: str) -> tuple[Path, int]:
 
 def test_the_opsets_formulas_agree_with_torch():
     root = Path(load.resources.opset_root())
-    found, problems = formulas.syntax_findings(root)
+    found, problems = spec_formulas.syntax_findings(root)
     assert problems == [] and {"aten::expm1", "aten::sign", "aten::log1p", "aten::add.Tensor"} <= {f.op for f in found}
-    assert formulas.validate_findings(root, load.load_opset(), use_torch=True) == []
+    assert formulas.validate_findings(root, load.load_opset()) == []
 
 
 def test_a_wrong_formula_is_refused_at_its_line(opset_copy):
     path, line = _edit(opset_copy, "formula_check: 'torch.where(self > 0, 1.0, torch.where(self < 0, -1.0, 0.0))'",
                        "formula_check: 'torch.where(self >= 0, 1.0, -1.0)'")
-    [finding] = formulas.validate_findings(opset_copy, load.load_opset(root=opset_copy), use_torch=True)
+    [finding] = formulas.validate_findings(opset_copy, load.load_opset(root=opset_copy))
     assert str(finding.mark) == f"{path}:{line}:5"
     assert finding.message.startswith("aten::sign: formula_check disagrees with the kernel on self=")
     assert "the formula gives 1.0 (float64), the kernel 0.0 (float64)" in finding.message or \
            "the formula gives -1.0 (float64), the kernel 0.0 (float64)" in finding.message
-    assert formulas.validate_findings(opset_copy, None, use_torch=False) == []  # without torch only syntax
+    assert validate(opset_copy, use_torch=False).findings == []  # without torch only the syntax is checked
 
 
 def test_nan_positions_must_agree():
-    formula = formulas.Formula("aten::sign", "torch.where(self > 0, 1.0, torch.where(self < 0, -1.0, self * 0))", Mark("d", 1, 1))
+    formula = spec_formulas.Formula("aten::sign", "torch.where(self > 0, 1.0, torch.where(self < 0, -1.0, self * 0))", Mark("d", 1, 1))
     problem = formulas.check_on(formula, Call("aten::sign", (torch.tensor([1.0, float("nan")], dtype=torch.float64),)))
     assert problem == "at index [1] the formula gives nan (float64), the kernel 0.0 (float64)"
     assert formulas.check_on(formula, Call("aten::sign", (torch.tensor([1.0, -2.0], dtype=torch.float64),))) is None
@@ -51,14 +53,14 @@ def test_special_case_inputs_join_the_drawn_ones():
     calls = formulas._inputs("aten::expm1", None, rows)
     assert len(calls) == formulas.DRAWN + 1
     assert calls[-1].args[0].tolist() == [1e-10, -1e-10]
-    naive = formulas.Formula("aten::expm1", "(torch.exp(self.float()) - 1).double()", Mark("d", 1, 1))  # 0 at 1e-10
+    naive = spec_formulas.Formula("aten::expm1", "(torch.exp(self.float()) - 1).double()", Mark("d", 1, 1))  # 0 at 1e-10
     assert formulas.check_on(naive, calls[-1]) == "at index [0] the formula gives 0.0 (float64), the kernel 1.00000000005e-10 (float64)"
 
 
 def test_formula_problems_without_torch(opset_copy):
     path, line = _edit(opset_copy, "formula_check: self + alpha * other", "formula_check: self + alpha *")
-    _, problems = formulas.syntax_findings(opset_copy)
+    _, problems = spec_formulas.syntax_findings(opset_copy)
     assert [str(p) for p in problems] == [f"{path}:{line}:5: aten::add.Tensor: formula_check is not a Python expression: invalid syntax"]
     _edit(opset_copy, "formula_check: self + alpha *", "formula_check: self + alpha * other\n    formula_prose: the sum is written out in words")
-    _, problems = formulas.syntax_findings(opset_copy)
+    _, problems = spec_formulas.syntax_findings(opset_copy)
     assert len(problems) == 1 and "should not be valid under" in problems[0].message

@@ -185,6 +185,10 @@ def test_materialize_reads_the_schema():
     args, kwargs = rows.materialize(case("aten::sum.dim_IntList", inputs={"self": [1.0], "dim": [0], "dtype": "float64"}),
                                     "aten::sum.dim_IntList", "float32")
     assert kwargs == {"dtype": torch.float64}
+    _, kwargs = rows.materialize(case("aten::full", inputs={"size": [2], "fill_value": "max"}), "aten::full", "float16")
+    assert kwargs == {"dtype": torch.float16}  # a factory op takes the row's dtype
+    _, kwargs = rows.materialize(case("aten::full", inputs={"size": [2], "fill_value": 1, "dtype": "int8"}), "aten::full", "float16")
+    assert kwargs == {"dtype": torch.int8}
     with pytest.raises(rows.CaseError, match="required argument 'other'"):
         rows.materialize(case("aten::add.Tensor", inputs={"self": [1.0]}), "aten::add.Tensor", "float32")
 
@@ -224,7 +228,7 @@ def test_validate_reports_a_false_row_at_its_line(opset_copy, capsys):
     code = main(["validate", "--opset", str(opset_copy)])
     output = capsys.readouterr()
     assert code == 1
-    [line] = [l for l in output.out.splitlines() if l.startswith(str(path)) and "note:" not in l]
+    [line] = [l for l in output.out.splitlines() if l.startswith(str(path)) and "missing:" not in l]
     assert line.startswith(f"{path}:7:7: aten::sign row 'The sign of NaN is NaN.'")
     # Without torch the rows are not run, and the same data is clean.
     assert main(["validate", "--opset", str(opset_copy), "--no-torch"]) == 0
@@ -252,7 +256,8 @@ def test_validate_notes_the_ops_without_rows_per_file(opset_copy):
     _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text().split("    - says: The sign of NaN is NaN.")[0])
     report = validate(opset_copy, use_torch=False)
     assert report.findings == []
-    by_file = {Path(n.mark.path).name: n.message for n in report.notes if "special cases" in n.message}
+    by_file = {Path(n.mark.path).name: n.message for n in report.missing}
+    assert all(m.message.startswith("missing: ") for m in report.missing)
     assert "aten::abs" in by_file["pointwise-unary.yaml"] and "aten::sign," not in by_file["pointwise-unary.yaml"]
     assert "aten::addcdiv" in by_file["decomposed.yaml"]  # a rule's op that is not core
 
@@ -284,3 +289,14 @@ def test_a_decomposition_is_held_to_its_ops_rows():
     naive = replace(expm1, candidate=lambda self: torch.exp(self) - 1, implementation="naive")
     [problem] = decomp_check.check_special_cases(naive, cases["aten::expm1"], "float64")
     assert "row 'expm1 of a tiny value is that value to full relative precision.'" in problem
+
+
+def test_the_readmes_example_rows_hold(tmp_path):
+    """The format's own example is data like any other: it must be true of torch."""
+    import re
+
+    readme = (HERE.parent / "opset" / "special_cases" / "README.md").read_text()
+    example = tmp_path / "example.yaml"
+    example.write_text(re.search(r"```yaml\n(.*?)```", readme, re.S).group(1))
+    assert sum(map(len, spec_cases.load_special_cases(paths=[example]).values())) == 4
+    assert check_mod.check(paths=[example]) == []

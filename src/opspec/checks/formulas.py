@@ -11,17 +11,17 @@ comparison rule within a modest float64 tolerance; NaN must sit where the kernel
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from opspec.bridge import torch_ops
-from opspec.spec import load, special_cases as spec_cases
+from opspec.spec import special_cases as spec_cases
 from opspec.spec.errors import Finding, one_line
+from opspec.spec.formulas import Formula, syntax_findings
+from opspec.spec.yamlio import DataError
 from opspec.spec.model import Opset, TestingHints, Tolerance
-from opspec.spec.yamlio import Mark, mark_of
 from opspec.testing import compare, special_cases as rows, strategies
 from opspec.testing.strategies import Call
 from opspec.testing.strategies.call import map_tensors
@@ -38,35 +38,6 @@ FORMULA_TOLERANCE = Tolerance(
 
 
 BUILTINS = {f.__name__: f for f in (abs, min, max, float, int, bool, sum, len, range, tuple, list, pow, round)}
-
-
-@dataclass(frozen=True)
-class Formula:
-    op: str
-    expression: str
-    mark: Mark
-
-
-def syntax_findings(root: Path) -> tuple[list[Formula], list[Finding]]:
-    """The descriptions' executable formulas, and each that is no Python expression (no torch needed)."""
-    path = Path(root) / load.DESCRIPTIONS
-    if not path.is_file():
-        return [], []
-    loaded = load.read(path, "descriptions.schema.json")
-    if loaded.findings:
-        return [], loaded.findings
-    formulas, findings = [], []
-    for op, entry in loaded.data["ops"].items():
-        if "formula_check" not in entry:
-            continue
-        formula = Formula(op, entry["formula_check"], mark_of(entry, "formula_check", default=loaded.data.mark))
-        try:
-            compile(formula.expression, str(path), "eval")
-        except SyntaxError as err:
-            findings.append(Finding(formula.mark, f"{op}: formula_check is not a Python expression: {err.msg}"))
-            continue
-        formulas.append(formula)
-    return formulas, findings
 
 
 def _named_arguments(call: Call) -> dict[str, Any]:
@@ -153,15 +124,15 @@ def check_formula(formula: Formula, hints: TestingHints | None = None, cases: tu
     return None
 
 
-def validate_findings(root: Path, opset: Opset | None, use_torch: bool) -> list[Finding]:
-    """Syntax of every formula_check; with torch, every formula against the kernel."""
+def validate_findings(root: Path, opset: Opset | None) -> list[Finding]:
+    """Every formula_check against the kernel (its syntax is checked without torch: :mod:`opspec.spec.formulas`)."""
     formulas, findings = syntax_findings(root)
-    if not use_torch or findings:
+    if findings:
         return findings
     hints = {} if opset is None else {**{r.op: r.testing for r in opset.rules}, **{o.name: o.testing for o in opset.ops}}
     try:
         cases = spec_cases.load_special_cases(root)
-    except spec_cases.DataError:
+    except DataError:
         cases = {}  # reported by the special-case check
     for formula in formulas:
         finding = check_formula(formula, hints.get(formula.op), cases.get(formula.op, ()))

@@ -7,6 +7,8 @@ cannot be used (schema errors, an unknown op or argument).
 """
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +20,6 @@ from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.yamlio import Mark
 from opspec.spec.model import Opset, TestingHints
 from opspec.spec.special_cases import SpecialCase
-from opspec.testing import special_cases as rows
-from opspec.testing.strategies import dtypes_under_test
 
 SAYS_SHOWN = 60  # characters of a row's claim a finding repeats
 
@@ -30,10 +30,16 @@ class Result:
     unusable: list[Finding] = field(default_factory=list)  # rows that cannot be run as written
     checked: int = 0  # (row, dtype) pairs run
     skipped: int = 0  # rows whose torch range or devices exclude this torch/device
+    status: dict[str, str] = field(default_factory=dict)  # row_key -> holds | false | unusable | outside
 
     @property
     def findings(self) -> list[Finding]:
         return sorted(self.unusable + self.false_rows, key=lambda f: (f.mark.path, f.mark.line, f.mark.col))
+
+
+def row_key(case: SpecialCase) -> str:
+    """How a row is named across runs (its line moves as rows are added; its op and claim do not)."""
+    return f"{case.op}: {case.says}"
 
 
 def _hints(opset: Opset | None) -> dict[str, TestingHints]:
@@ -48,6 +54,9 @@ def _says(case: SpecialCase) -> str:
 
 def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = None, device: str = "cpu") -> Result:
     """Each row in each of its dtypes against the eager kernel on ``device``."""
+    from opspec.testing import special_cases as rows  # torch: imported here so validate runs without it
+    from opspec.testing.strategies import dtypes_under_test
+
     result = Result()
     hints = _hints(opset)
     torch_version = torch_ops.version()
@@ -56,18 +65,22 @@ def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = N
             op = torch_ops.resolve(op_name)
         except (LookupError, ValueError) as err:
             result.unusable.append(Finding(op_rows[0].mark, str(err)))
+            result.status.update({row_key(case): "unusable" for case in op_rows})
             continue
         hint_dtypes = dtypes_under_test(op_name, hints.get(op_name))
         for case in op_rows:
             if not rows.applies(case, torch_version, device):
                 result.skipped += 1
+                result.status[row_key(case)] = "outside"
                 continue
+            result.status[row_key(case)] = "holds"
             failed: list[tuple[str, rows.Judgement]] = []
             for dtype in rows.case_dtypes(case, hint_dtypes):
                 try:
                     args, kwargs = rows.materialize(case, op, dtype, device)
                 except rows.CaseError as err:
                     result.unusable.append(Finding(case.mark, f"{op_name} row '{_says(case)}' ({dtype}): {err}"))
+                    result.status[row_key(case)] = "unusable"
                     break
                 result.checked += 1
                 judgement = rows.judge(case, dtype, rows.run(op, args, kwargs), latitude=False)
@@ -75,6 +88,7 @@ def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = N
                     failed.append((dtype, judgement))
             if failed:  # one finding per row: what the first dtype gave, and every dtype that failed
                 dtype, judgement = failed[0]
+                result.status[row_key(case)] = "false"
                 result.false_rows.append(Finding(
                     case.mark,
                     f"{op_name} row '{_says(case)}' ({', '.join(d for d, _ in failed)}): expected {judgement.expected}, "
@@ -107,8 +121,9 @@ def expected_file(op: str, opset: Opset) -> str:
 
 
 def validate_findings(root: Path, opsets: list[Opset], use_torch: bool) -> tuple[list[Finding], list[Finding]]:
-    """(findings, notes) for ``opspec validate``: schema problems, ops outside the opset, rows
-    missing (a note per file while the tables are written), and with torch every false row."""
+    """(findings, missing) for ``opspec validate``: schema problems, ops outside the opset and, with torch,
+    every false row; ``missing`` names the ops without rows, one line per file (not a finding while the
+    tables are being written)."""
     cases, findings = spec_cases.read(root=root)
     if findings or not opsets:
         return findings, []
@@ -128,7 +143,7 @@ def validate_findings(root: Path, opsets: list[Opset], use_torch: bool) -> tuple
     folder = spec_cases.folder(root)
     notes = [
         Finding(Mark(str(folder / name), 1, 1),
-                f"note: {len(ops)} op(s) of opset {newest.version} have no special cases yet: {', '.join(ops)}")
+                f"missing: {len(ops)} op(s) of opset {newest.version} have no special cases yet: {', '.join(ops)}")
         for name, ops in sorted(missing.items())
     ]
     if use_torch and not findings:
@@ -139,9 +154,11 @@ def validate_findings(root: Path, opsets: list[Opset], use_torch: bool) -> tuple
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    paths = [Path(p) for p in argv] or None
-    cases, problems = spec_cases.read(paths)
+    parser = argparse.ArgumentParser(prog="python -m opspec.checks.special_cases", description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", type=Path, help="special-case files (default: the opset's)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object: torch, findings, each row's status")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    cases, problems = spec_cases.read(args.files or None)
     if problems:
         print(*problems, sep="\n")
         return 2
@@ -150,8 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     except (OpsetError, FileNotFoundError) as err:
         print(err)
         return 2
-    for finding in result.findings:
-        print(finding)
+    if args.json:
+        print(json.dumps({"torch": torch_ops.torch_module().__version__, "checked": result.checked,
+                          "findings": [str(f) for f in result.findings], "rows": dict(sorted(result.status.items()))},
+                         indent=1))
+    else:
+        for finding in result.findings:
+            print(finding)
     print(f"{result.checked} row-dtype checks, {len(result.false_rows)} false, {len(result.unusable)} unusable, "
           f"{result.skipped} rows outside this torch or device", file=sys.stderr)
     return 2 if result.unusable else (1 if result.false_rows else 0)

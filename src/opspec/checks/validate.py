@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opspec.bridge import torch_ops, versions
-from opspec.checks import formulas, special_cases
+from opspec.checks import special_cases
+from opspec.spec import formulas
 from opspec.spec import load, references, yamlio
 from opspec.spec.errors import OpsetError
 from opspec.spec.load import Finding, LoadedFile
@@ -35,6 +36,7 @@ from opspec.spec.yamlio import Mark
 class Report:
     findings: list[Finding] = field(default_factory=list)
     notes: list[Finding] = field(default_factory=list)  # entries absent in the installed torch, as recorded
+    missing: list[Finding] = field(default_factory=list)  # ops without special cases, per file (not yet findings)
     unusable: bool = False  # some file could not be parsed at all
     checked_versions: list[str] = field(default_factory=list)
 
@@ -86,10 +88,15 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             if not bookkeeping.findings:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
     opsets = _clean_opsets(root, report)
-    findings, notes = special_cases.validate_findings(root, opsets, use_torch)
+    findings, missing = special_cases.validate_findings(root, opsets, use_torch)
     report.findings += findings
-    report.notes += notes
-    report.findings += formulas.validate_findings(root, opsets[-1] if opsets else None, use_torch)
+    report.missing += missing
+    if use_torch:
+        from opspec.checks import formulas as formula_check  # evaluating formulas needs torch
+
+        report.findings += formula_check.validate_findings(root, opsets[-1] if opsets else None)
+    else:
+        report.findings += formulas.syntax_findings(root)[1]
     return report
 
 

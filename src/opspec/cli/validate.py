@@ -41,11 +41,13 @@ def run(args) -> int:
 
             known = torch_ops.all_aten_schemas()
         report.findings += manifests.manifest_findings(backends, lambda version: load.load_opset(version, root), known)
-    for finding in report.findings + report.notes:
+    for finding in report.findings + report.notes + report.missing:
         print(finding)
     elapsed = time.perf_counter() - started
     versions = ", ".join(report.checked_versions) or "none"
     notes = f", {len(report.notes)} note(s)" if report.notes else ""
+    if report.missing:
+        notes += f", {sum(int(m.message.split()[1]) for m in report.missing)} op(s) without special cases"
     summary = f"{len(report.findings)} finding(s){notes} in {root} (versions: {versions}; {elapsed:.1f}s)"
     print(summary, file=sys.stderr if report.findings else sys.stdout)
     return report.exit_code

@@ -192,6 +192,8 @@ def materialize(case: SpecialCase, op_overload: Any, dtype: "str | torch.dtype",
             kwargs[argument.name] = _argument_value(argument, case.inputs[argument.name], target, device)
         elif argument.name == "device" and torch.device(device).type != "cpu":
             kwargs["device"] = torch.device(device)  # factory ops build on the device under test
+        elif argument.name == "dtype" and argument.base_type == "ScalarType" and not any(a.is_tensor for a in arguments):
+            kwargs["dtype"] = target  # a factory op has no tensor to carry the row's dtype: its dtype argument does
         elif not argument.has_default:
             if not argument.optional:
                 raise CaseError(f"row gives no value for {name}'s required argument {argument.name!r}")

@@ -89,5 +89,31 @@ def run(name: str, code: str) -> Example:
 def _format(value) -> str:
     import torch
 
-    with torch._tensor_str.printoptions(precision=4, sci_mode=False):  # stable, short numbers
+    with torch._tensor_str.printoptions(**print_options(value)):
         return repr(value)
+
+
+def _floats(value) -> list[float]:
+    """Every finite, nonzero magnitude among the floating tensors in ``value`` (nested in tuples and lists)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if not (value.is_floating_point() or value.is_complex()):
+            return []
+        data = torch.view_as_real(value.detach().cpu()) if value.is_complex() else value.detach().cpu()
+        data = data.to(torch.float64).abs().flatten()
+        return data[torch.isfinite(data) & (data != 0)].tolist()
+    if isinstance(value, (tuple, list)):
+        return [x for item in value for x in _floats(item)]
+    return []
+
+
+def print_options(value) -> dict:
+    """Print options that show an example's point: four decimals where they keep four significant digits of
+    every value, else scientific notation (``expm1(1e-10)`` prints ``1.0000e-10``, not ``0.0000``)."""
+    magnitudes = _floats(value)
+    if not magnitudes or (min(magnitudes) >= 1e-1 and max(magnitudes) < 1e8):
+        return {"precision": 4, "sci_mode": False}
+    if min(magnitudes) >= 1e-3 and max(magnitudes) < 1e4:  # small but not tiny: more decimals, still plain
+        return {"precision": 6, "sci_mode": False}
+    return {"precision": 4, "sci_mode": True}

@@ -19,8 +19,9 @@ from opspec.reports import changelog
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import models_page, sanitize, scoreboard, version_matrix
+from opspec.reports.site import special_cases as special_mod
 from opspec.reports.site import results as results_mod
-from opspec.spec import load, manifests, resources, yamlio
+from opspec.spec import load, manifests, resources, special_cases as spec_cases, yamlio
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace
 
@@ -149,6 +150,9 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                                 if str(err).startswith("it ") else
                                 f"{ws.opset / load.DESCRIPTIONS}: the example of {name} fails: {err}")
 
+    special, special_built, built_torch = _special_cases(ws, newest, run_examples, problems)
+    special_matrix = special_mod.matrix_versions(ws.version_matrix)
+
     # One page per op and version: the newest version it appears in at ops/, older ones at VERSION/ops/.
     for name in names:
         history = []
@@ -198,6 +202,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                     proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
                                for p in touching],
                     op_link=lambda n, prefix=prefix: op_link(n, prefix),
+                    special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch),
                 )
                 pages[f"ops/{slugs[name]}.md" if location == "canonical" else f"{opset.version}/ops/{slugs[name]}.md"] = text
 
@@ -255,6 +260,21 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                                   torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None))
     pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     return Generated(pages, skipped, problems)
+
+
+def _special_cases(ws: Workspace, newest: Opset, run_rows: bool, problems: list[str]):
+    """(op -> rows, row key -> status on the installed torch, that torch's version): rows are run with the examples."""
+    try:
+        cases = spec_cases.load_special_cases(ws.opset)
+    except yamlio.DataError as err:
+        problems.append(str(err))
+        return {}, {}, None
+    if not run_rows or not cases:
+        return cases, {}, None
+    from opspec.bridge import torch_ops
+    from opspec.checks import special_cases as check
+
+    return cases, check.run_cases(cases, newest).status, torch_ops.version()
 
 
 def _manifest_descriptions(folder: Path) -> dict[str, str]:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-STEPS = ("wheel", "validate", "drift", "decompositions", "inductor")
+STEPS = ("wheel", "validate", "special_cases", "drift", "decompositions", "inductor")
 
 
 def read(path: Path) -> list[dict[str, Any]]:
@@ -28,6 +28,8 @@ def read(path: Path) -> list[dict[str, Any]]:
         details = []
         for note in (entry.get("validate") or {}).get("notes", []):
             details.append(f"validate: {note}")
+        for finding in (entry.get("special_cases") or {}).get("findings", []):
+            details.append(f"special cases: {finding}")
         for rule in (entry.get("drift") or {}).get("drifted_rules", []):
             details.append(f"drift: {rule.get('op')}: {rule.get('problem')}")
         for failure in (entry.get("decompositions") or {}).get("failures", []):

@@ -1,0 +1,137 @@
+"""Op pages show their special cases and where each row was checked; worked examples print at a precision that
+shows their point; the version matrix runs the rows on each torch."""
+from __future__ import annotations
+
+import html
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from opspec_fixtures import write_workspace
+
+from opspec.bridge import torch_ops
+from opspec.reports.site import examples, version_matrix
+from opspec.reports.site.generate import generate
+from opspec.spec.workspace import Workspace
+
+HERE = Path(__file__).resolve().parent
+ROWS = """ops:
+  aten::abs:
+    - says: The absolute value of negative zero is positive zero.
+      class: signed-zero
+      inputs: {self: ['-0.0']}
+      expect: ['+0.0']
+    - says: The absolute value of NaN is 1.
+      class: nan
+      inputs: {self: [nan]}
+      expect: [1.0]
+    - says: Only newer torch versions are claimed to do this.
+      class: extremes
+      inputs: {self: [-max]}
+      expect: [max]
+      torch: '>=9.0'
+      reason: a row for a torch that does not exist yet, to show the range
+    - says: A bool input is refused.
+      class: error
+      inputs: {self: {values: [true], dtype: bool}}
+      raises: RuntimeError
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    root = write_workspace(tmp_path / "repo")
+    (root / "opset" / "special_cases").mkdir()
+    (root / "opset" / "special_cases" / "pointwise-unary.yaml").write_text(ROWS)
+    return root
+
+
+def _table(page: str) -> list[str]:
+    """The special-case table's lines, Markdown and HTML escapes undone."""
+    section = page.split("## Special cases", 1)[1].split("## Schema", 1)[0]
+    return [html.unescape(line).replace("\\", "") for line in section.splitlines() if line.startswith("| ")]
+
+
+def test_an_op_page_shows_its_rows_and_where_each_was_checked(workspace):
+    matrix = workspace / "benchmarks" / "results" / "version_matrix.json"
+    matrix.parent.mkdir(parents=True)
+    matrix.write_text(json.dumps({"versions": {
+        "2.11.0": {"torch": "2.11.0+cpu", "special_cases": {"ok": True, "summary": "exit 0", "held": [
+            "aten::abs: The absolute value of negative zero is positive zero."]}},
+        "2.15.0": {"torch": "2.15.0", "special_cases": {"ok": True, "summary": "exit 0", "held": [
+            "aten::abs: The absolute value of negative zero is positive zero.", "aten::abs: A bool input is refused."]}},
+    }}))
+    page = generate(Workspace(workspace)).pages["ops/aten-abs.md"]
+    header, zero, nan, newer, error = _table(page)
+    assert header == "| Class | Claim | Inputs | Result | Latitude | Checked on |"
+    installed = torch_ops.version()
+    assert "<code>self=[-0.0]</code> | <code>[+0.0]</code> | — |" in zero
+    assert f"torch 2.11.0, 2.15.0 (version matrix); torch {installed} (when this page was built)" in zero
+    assert f"FALSE on torch {installed}" in nan  # the build runs the rows: a false row shows as false
+    assert f"not on torch {installed}" in newer and "holds for torch >=9.0: a row for a torch" in newer
+    assert "raises RuntimeError" in error and "torch 2.15.0 (version matrix)" in error
+    # Without running the rows (no torch at build), a row the matrix never ran is unchecked prose.
+    page = generate(Workspace(workspace), run_examples=False).pages["ops/aten-abs.md"]
+    assert "not checked yet (unchecked prose)" in _table(page)[2]
+
+
+def test_an_op_without_rows_says_its_edges_are_unchecked(workspace):
+    page = generate(Workspace(workspace), run_examples=False).pages["ops/aten-mul.Tensor.md"]
+    assert "No special cases recorded yet: its edge semantics are unchecked." in page
+
+
+def test_formulas_are_labelled_checked_or_prose(workspace):
+    (workspace / "opset" / "descriptions.yaml").write_text("""ops:
+  aten::abs:
+    description: The absolute value of each element.
+    formula: out_i = |self_i|
+    formula_check: self.abs()
+    example: torch.ops.aten.abs.default(torch.tensor([-1.0]))
+  aten::mul.Tensor:
+    description: The product of two tensors, elementwise.
+    formula: out_i = self_i * other_i
+    formula_prose: the product is the op itself, no other expression says more
+    example: torch.ops.aten.mul.Tensor(torch.tensor([2.0]), torch.tensor([3.0]))
+  aten::add.Tensor:
+    description: The sum of two tensors, elementwise.
+    formula: out_i = self_i + alpha * other_i
+    example: torch.ops.aten.add.Tensor(torch.tensor([2.0]), torch.tensor([3.0]))
+""")
+    pages = generate(Workspace(workspace), run_examples=False).pages
+    assert "*Checked against torch* (`opspec validate` evaluates <code>self.abs()</code>" in pages["ops/aten-abs.md"]
+    assert "*Unchecked prose:* the product is the op itself" in pages["ops/aten-mul.Tensor.md"]
+    assert "*Unchecked prose:* this formula has no executable form yet." in pages["ops/aten-add.Tensor.md"]
+    assert "*The description is prose, not checked against torch" in pages["ops/aten-abs.md"]
+
+
+@pytest.mark.parametrize(("code", "printed"), [
+    ("torch.ops.aten.expm1.default(torch.tensor([1e-10, 0.0, 1.0]))", "tensor([1.0000e-10, 0.0000e+00, 1.7183e+00])"),
+    ("torch.ops.aten.abs.default(torch.tensor([-1.5, 2.0]))", "tensor([1.5000, 2.0000])"),
+    ("torch.ops.aten.abs.default(torch.tensor([0.0125, 2.0]))", "tensor([0.012500, 2.000000])"),
+    ("torch.ops.aten.abs.default(torch.tensor([-3, 2]))", "tensor([3, 2])"),
+])
+def test_examples_print_at_the_precision_that_shows_their_point(code, printed):
+    op = "aten::" + code.split("aten.")[1].split("(")[0].replace(".default", "")
+    assert examples.run(op, code).output == printed
+
+
+def test_the_version_matrix_step_keeps_each_rows_status():
+    sys.path.insert(0, str(HERE.parent / "benchmarks"))
+    try:
+        import version_matrix as matrix_script
+    finally:
+        sys.path.pop(0)
+    assert "special_cases" in matrix_script.STEPS and "special_cases" in version_matrix.STEPS
+    done = subprocess.run([sys.executable, "-m", "opspec.checks.special_cases", "--json", str(HERE / "special_cases" / "false_row.yaml")],
+                          capture_output=True, text=True, env={"PYTHONPATH": str(HERE.parent / "src"), "PATH": "/usr/bin:/bin"})
+    result = matrix_script.special_cases_result(done)
+    assert result["ok"] is False and result["exit"] == 1
+    assert result["held"] == ["aten::sign: The sign of NaN is 0, not NaN."]
+    assert result["false"] == ["aten::sign: The sign of NaN is NaN."]
+    assert result["summary"] == "exit 1, 1 of 2 rows hold, 1 false"
+    assert result["torch"] == torch.__version__ and len(result["findings"]) == 1
+    unusable = matrix_script.special_cases_result(subprocess.CompletedProcess([], 2, "x.yaml:3:7: bad row\n", ""))
+    assert unusable["ok"] is False and unusable["findings"] == ["x.yaml:3:7: bad row"]
