@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -104,7 +105,7 @@ def test_the_recorded_range_makes_it_a_note_and_drift_lists_it(without_hann_deco
     code = main(["validate"])
     out = capsys.readouterr().out
     assert code == 0
-    [note] = [line for line in out.splitlines() if "note:" in line]
+    [note] = [line for line in out.splitlines() if "note:" in line and MISSING in line]  # not the special-case notes
     assert f"note: {MISSING}: absent in torch 2.11.0 (holds for torch >=2.12)" in note
     opset = load.load_opset(VERSION)
     sample = tuple(opset.rules_by_op[name] for name in (MISSING, "aten::hardswish"))
@@ -139,7 +140,9 @@ def test_the_decomposition_suite_skips_a_rule_torch_lacks_and_runs_the_rest(tmp_
     skipped = [line for line in result.stdout.splitlines() if line.startswith("SKIPPED") and "absent in torch" in line]
     [line] = skipped  # one case per test (values, closure), each with the reason
     assert line.startswith("SKIPPED [2] ") and "torch registers no decomposition for aten::hann_window.periodic" in line
-    assert "error" not in result.stdout.splitlines()[-1] and "2 passed" in result.stdout.splitlines()[-1]
+    # hardswish runs its values and closure cases, plus one per special-case table it has
+    last = result.stdout.splitlines()[-1]
+    assert "error" not in last and "failed" not in last and re.search(r"\b[23] passed", last), last
 
 
 # ---- expectations: devices, torch versions, stale detection ----

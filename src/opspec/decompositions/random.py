@@ -29,10 +29,22 @@ def _check_float(t: torch.Tensor, what: str) -> None:
         raise RuntimeError(f"{what} expects a floating point tensor, got {t.dtype}")
 
 
+# The C type names the kernels' argument checks print, so a refused call reads the same.
+C_NAMES = {torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16", torch.float32: "float", torch.float64: "double",
+           torch.uint8: "unsigned char", torch.int8: "signed char", torch.int16: "short int", torch.int32: "int",
+           torch.int64: "long int", torch.bool: "bool"}
+
+
 def uniform(self: torch.Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None) -> torch.Tensor:
     """U[from, to) shaped like self: from + (to - from) * rand (``from`` is spelled ``from_``)."""
     _no_generator(generator)
     _check_float(self, "uniform")
+    largest = torch.finfo(self.dtype).max
+    for name, bound in (("from", from_), ("to", to)):  # the kernel refuses bounds it cannot represent, inf included
+        if not -largest <= bound <= largest:
+            raise RuntimeError(f"{name} is out of bounds for {C_NAMES[self.dtype]}")
+    if not from_ <= to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
     work = _float_work(self.dtype)
     u = aten.rand.default(list(self.shape), dtype=work, device=self.device)
     return cast(aten.add.Scalar(aten.mul.Scalar(u, to - from_), from_), self.dtype)
@@ -110,6 +122,12 @@ def _randint(low, high, size, dtype, layout, device, pin_memory):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     # The schema's default is int64, but an explicit None means the default float dtype, as in the kernel.
     dtype = torch.get_default_dtype() if dtype is None else dtype
+    if not dtype.is_floating_point:  # the kernel refuses a range its integer dtype cannot hold
+        info = (0, 1) if dtype == torch.bool else (torch.iinfo(dtype).min, torch.iinfo(dtype).max)
+        if low < info[0]:
+            raise RuntimeError(f"from is out of bounds for {C_NAMES[dtype]}")
+        if high - 1 > info[1]:
+            raise RuntimeError(f"to - 1 is out of bounds for {C_NAMES[dtype]}")
     # float64 draws keep every integer of a range below 2**52 reachable; the clamp guards
     # against low + (high - low) * u rounding up to high.
     u = aten.rand.default(list(size), dtype=torch.float64, layout=layout, device=device, pin_memory=pin_memory)
