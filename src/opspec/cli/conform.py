@@ -46,6 +46,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-compiles", type=int, default=2, metavar="N",
                         help="compiled programs per case: examples come from at most N compile keys (default 2)")
     parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--no-special-cases", action="store_true",
+                        help="leave out the op's special-case rows (opset/special_cases), run by default")
     parser.add_argument("--static", action="store_true", help="compile with static shapes")
     parser.add_argument("--functionalization", action="store_true",
                         help="also export every in-place and out= variant of the selected ops, mutating inputs and "
@@ -138,7 +140,8 @@ def run(args) -> int:
     settings = Settings(backend=args.backend, opset=opset.version, max_examples=args.max_examples,
                         max_compiles=args.max_compiles, seed=args.seed, dynamic=not args.static,
                         repro_dir=str(repro_dir), log_file=str(log_file),
-                        inputs=str(Path(args.inputs).resolve()) if args.inputs else None)
+                        inputs=str(Path(args.inputs).resolve()) if args.inputs else None,
+                        special_cases=not args.no_special_cases)
     executor = Isolated(settings, timeout)
     try:
         head["backend"] = executor.start()  # the run's only resolution of the backend
