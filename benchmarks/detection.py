@@ -35,7 +35,8 @@ from opspec.testing.strategies.call import map_tensors
 from opspec.testing.strategies.values import copy_preserving_layout
 
 FAULTS = Path(__file__).resolve().parent / "faults"
-CATEGORY_ORDER = ("formula", "sign", "precision", "overflow", "nan", "ties", "dims", "dtype", "broadcast", "empty")
+CATEGORY_ORDER = ("formula", "sign", "precision", "overflow", "nan", "ties", "dims", "dtype", "broadcast", "empty",
+                  "domain", "branch", "spread")
 DEFAULT_DTYPES = ("float32", "float64")
 DROPPABLE_KWARGS = {"inplace": False}  # Python-API flags with no aten counterpart, harmless to drop at this value
 
