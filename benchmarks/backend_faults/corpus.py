@@ -215,7 +215,8 @@ def _sqrt_clamped(x):
 
 def _log_negative_inf(x):
     """log of a negative gives -inf (as of 0) instead of NaN."""
-    return torch.where(x < 0, torch.full_like(x, float("-inf")), aten.log.default(x))
+    result = aten.log.default(x)
+    return torch.where(x < 0, torch.full_like(result, float("-inf")), result)
 
 
 def _acos_clamped(x):
@@ -303,7 +304,7 @@ def _elu_alpha_one(x, alpha=1.0, scale=1.0, input_scale=1.0):
 
 def _var_one_pass(x, dim=None, *, correction=None, keepdim=False):
     """var as E[x^2] - E[x]^2: cancels catastrophically when the mean is large against the spread."""
-    dims = list(range(x.dim())) if dim is None else dim
+    dims = list(range(x.dim())) if not dim else [d % max(x.dim(), 1) for d in dim]  # None or []: every dim
     n = 1
     for d in (dims if x.dim() else []):
         n *= x.size(d)

@@ -94,7 +94,8 @@ def batchable(op, run: RowRun) -> bool:
     """A pointwise row whose tensors share one dtype (so broadcasting them changes no promotion) and one output."""
     tensors = run.example.inputs
     return (op.category.startswith("pointwise") and not run.example.written and bool(tensors)
-            and len({t.dtype for t in tensors}) == 1 and run.row.expect_each is None)
+            and all(t.numel() for t in tensors) and len({t.dtype for t in tensors}) == 1
+            and run.row.expect_each is None)
 
 
 @dataclass
