@@ -175,7 +175,8 @@ def _beyond_domain(call: Call, data: list[tuple[str, torch.Tensor]], hints: Test
         domain = hints.domain.get(name)
         if domain is None or NAN_UNDEFINED.get(call.op) == name:
             continue
-        outside = [v for v in edges_for(tensor, None) if not (isinstance(v, float) and math.isnan(v))
+        divisor = INTEGER_DIVISOR.get(call.op) == name  # an integer 0 divisor traps (SIGFPE), it is no result
+        outside = [v for v in edges_for(tensor, None, divisor) if not (isinstance(v, float) and math.isnan(v))
                    and not contains(domain, float(v))]
         for k in range(min(MAX_VALUE_VARIANTS, math.ceil(len(outside) / max(1, tensor.numel())))):
             variants.append(_replace_tensors(call, {id(tensor): _filled(tensor, outside, k * tensor.numel())}))
