@@ -175,9 +175,10 @@ def _beyond_domain(call: Call, data: list[tuple[str, torch.Tensor]], hints: Test
         domain = hints.domain.get(name)
         if domain is None or NAN_UNDEFINED.get(call.op) == name:
             continue
-        divisor = INTEGER_DIVISOR.get(call.op) == name  # an integer 0 divisor traps (SIGFPE), it is no result
+        # an integer divisor of 0, or of -1 under a drawn minimum, traps (SIGFPE): that is no result
+        divisor = INTEGER_DIVISOR.get(call.op) == name
         outside = [v for v in edges_for(tensor, None, divisor) if not (isinstance(v, float) and math.isnan(v))
-                   and not contains(domain, float(v))]
+                   and not contains(domain, float(v)) and not (divisor and v == -1 and isinstance(v, int))]
         for k in range(min(MAX_VALUE_VARIANTS, math.ceil(len(outside) / max(1, tensor.numel())))):
             variants.append(_replace_tensors(call, {id(tensor): _filled(tensor, outside, k * tensor.numel())}))
     return variants
