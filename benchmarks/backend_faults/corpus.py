@@ -104,9 +104,21 @@ def _sign_nan_propagated(x):
 
 # ---- rounding ----
 
+def _trunc_division(a, b):
+    """Integer division toward zero without the trap of min / -1 (x86 idiv raises SIGFPE there):
+    the faulty backends stand for backends that are wrong, not ones that crash the process."""
+    if a.dtype.is_floating_point or b.dtype.is_floating_point:
+        return aten.div.Tensor_mode(a, b, rounding_mode="trunc")
+    minus_one = b == -1
+    quotient = aten.div.Tensor_mode(a, torch.where(minus_one, torch.ones_like(b), b), rounding_mode="trunc")
+    return torch.where(minus_one, -a, quotient)
+
+
 def _div_floor_as_trunc(a, b, *, rounding_mode=None):
     """rounding_mode='floor' rounds toward zero."""
-    return aten.div.Tensor_mode(a, b, rounding_mode="trunc" if rounding_mode == "floor" else rounding_mode)
+    if rounding_mode == "floor":
+        return _trunc_division(a, b)
+    return aten.div.Tensor_mode(a, b, rounding_mode=rounding_mode)
 
 
 def _round_half_away(x):
@@ -393,7 +405,7 @@ def _left_shift_modulo(a, b):
 def _div_floor_int_trunc(a, b, rounding_mode=None):
     """integer floor division truncates toward zero; floats are right."""
     if rounding_mode == "floor" and not a.dtype.is_floating_point and not b.dtype.is_floating_point:
-        return aten.div.Tensor_mode(a, b, rounding_mode="trunc")
+        return _trunc_division(a, b)
     return aten.div.Tensor_mode(a, b, rounding_mode=rounding_mode)
 
 
@@ -404,7 +416,7 @@ def _div_int_stays_int(a, b):
     result = aten.div.Tensor(a, b)
     if not a.dtype.is_floating_point and not a.dtype.is_complex and isinstance(b, torch.Tensor) \
             and not b.dtype.is_floating_point and not b.dtype.is_complex:
-        return aten.div.Tensor_mode(a, b, rounding_mode="trunc")
+        return _trunc_division(a, b)
     return result
 
 
