@@ -173,7 +173,7 @@ def _beyond_domain(call: Call, data: list[tuple[str, torch.Tensor]], hints: Test
     variants = []
     for name, tensor in data:
         domain = hints.domain.get(name)
-        if domain is None or NAN_UNDEFINED.get(call.op) == name:
+        if domain is None or NAN_UNDEFINED.get(call.op) == name or tensor.dtype.is_complex:
             continue
         # an integer divisor of 0, or of -1 under a drawn minimum, traps (SIGFPE): that is no result
         divisor = INTEGER_DIVISOR.get(call.op) == name
