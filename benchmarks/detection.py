@@ -31,11 +31,13 @@ from opspec.bridge import torch_ops
 from opspec.checks import decomp_check
 from opspec.spec import load
 from opspec.testing import compare
+from opspec.testing.strategies import op_traits
 from opspec.testing.strategies.call import map_tensors
 from opspec.testing.strategies.values import copy_preserving_layout
 
 FAULTS = Path(__file__).resolve().parent / "faults"
-CATEGORY_ORDER = ("formula", "sign", "precision", "overflow", "nan", "ties", "dims", "dtype", "broadcast", "empty")
+CATEGORY_ORDER = ("formula", "sign", "precision", "overflow", "nan", "ties", "dims", "dtype", "broadcast", "empty",
+                  "domain", "branch", "spread")
 DEFAULT_DTYPES = ("float32", "float64")
 DROPPABLE_KWARGS = {"inplace": False}  # Python-API flags with no aten counterpart, harmless to drop at this value
 
@@ -75,7 +77,7 @@ def judge(op: str, fn, args: tuple, kwargs: dict) -> tuple[bool, str]:
             reference64 = compare.float64_run(kernel, copied(args), copied(kwargs))
         except Exception:
             reference64 = None
-    verdict = compare.compare(actual, expected, float64=reference64)
+    verdict = compare.compare(actual, expected, float64=reference64, near_zero=op in op_traits.ACCURATE_NEAR_ZERO)
     return (not verdict.ok), verdict.message
 
 

@@ -135,3 +135,14 @@ def test_metrics_are_reported_on_success():
     result = compare(reference + torch.tensor([0.0, 1e-6, 0.0]), reference)
     assert result.ok and result.max_abs_error == pytest.approx(1e-6, rel=0.1)
     assert result.max_rel_error == pytest.approx(5e-7, rel=0.1)
+
+
+def test_near_zero_catches_relative_error_that_atol_hides():
+    reference = torch.expm1(torch.tensor([1e-10, -3e-7, 0.5], dtype=torch.float32))
+    naive = torch.exp(torch.tensor([1e-10, -3e-7, 0.5], dtype=torch.float32)) - 1
+    assert compare(naive, reference).ok  # within atol: the absolute rule cannot see it
+    result = compare(naive, reference, near_zero=True)
+    assert not result.ok and "relative error" in result.message
+    assert compare(reference * (1 + 1e-6), reference, near_zero=True).ok  # a few ulps stay allowed
+    subnormal = torch.tensor([1e-40], dtype=torch.float32)
+    assert compare(torch.zeros(1), subnormal, near_zero=True).ok  # below the normal range: atol only

@@ -104,9 +104,21 @@ def _sign_nan_propagated(x):
 
 # ---- rounding ----
 
+def _trunc_division(a, b):
+    """Integer division toward zero without the trap of min / -1 (x86 idiv raises SIGFPE there):
+    the faulty backends stand for backends that are wrong, not ones that crash the process."""
+    if a.dtype.is_floating_point or b.dtype.is_floating_point:
+        return aten.div.Tensor_mode(a, b, rounding_mode="trunc")
+    minus_one = b == -1
+    quotient = aten.div.Tensor_mode(a, torch.where(minus_one, torch.ones_like(b), b), rounding_mode="trunc")
+    return torch.where(minus_one, -a, quotient)
+
+
 def _div_floor_as_trunc(a, b, *, rounding_mode=None):
     """rounding_mode='floor' rounds toward zero."""
-    return aten.div.Tensor_mode(a, b, rounding_mode="trunc" if rounding_mode == "floor" else rounding_mode)
+    if rounding_mode == "floor":
+        return _trunc_division(a, b)
+    return aten.div.Tensor_mode(a, b, rounding_mode=rounding_mode)
 
 
 def _round_half_away(x):
@@ -205,6 +217,221 @@ def _cumsum_0d_1d(x, dim, *, dtype=None):
     return aten.cumsum.default(x.reshape(-1) if x.dim() == 0 else x, dim, dtype=dtype)
 
 
+
+# ---- out of domain and on its edge ----
+
+def _sqrt_clamped(x):
+    """sqrt of a negative clamped to 0 (an input guard) instead of NaN."""
+    return aten.sqrt.default(x.clamp_min(0) if x.dtype.is_floating_point else x)
+
+
+def _log_negative_inf(x):
+    """log of a negative gives -inf (as of 0) instead of NaN."""
+    result = aten.log.default(x)
+    return torch.where(x < 0, torch.full_like(result, float("-inf")), result)
+
+
+def _acos_clamped(x):
+    """acos clamps its input to [-1, 1]: 0 or pi beyond, not NaN."""
+    return aten.acos.default(x.clamp(-1, 1))
+
+
+def _log1p_below_minus_one(x):
+    """log1p below -1 gives -inf instead of NaN."""
+    result = aten.log1p.default(x)
+    return torch.where(x < -1, torch.full_like(result, float("-inf")), result) if x.dtype.is_floating_point else result
+
+
+# ---- NaN through a select, a max, a clamp ----
+
+def _relu_select(x):
+    """relu as where(x > 0, x, 0): relu(NaN) = 0, not NaN."""
+    return torch.where(x > 0, x, torch.zeros_like(x))
+
+
+def _argmax_nan_ignored(x, dim=None, keepdim=False):
+    """argmax skips NaN (pytorch#113175): the index of the largest number, not of the NaN."""
+    if x.dtype.is_floating_point:
+        x = torch.nan_to_num(x, nan=float("-inf"), posinf=float("inf"), neginf=float("-inf"))
+    return aten.argmax.default(x, dim, keepdim)
+
+
+def _clamp_fminmax(x, min=None, max=None):
+    """clamp with fmax/fmin instructions: a NaN input comes out as a bound."""
+    if x.dtype.is_floating_point:
+        if min is not None:
+            x = torch.fmax(x, torch.tensor(min, dtype=x.dtype))
+        if max is not None:
+            x = torch.fmin(x, torch.tensor(max, dtype=x.dtype))
+        return x
+    return aten.clamp.default(x, min, max)
+
+
+# ---- ties ----
+
+def _argmin_last(x, dim=None, keepdim=False):
+    """argmin returns the last tied minimum."""
+    if dim is None:
+        flat = x.reshape(-1)
+        index = flat.numel() - 1 - aten.argmin.default(flat.flip(0), 0, False)
+        return index.reshape([1] * x.dim()) if keepdim else index
+    size = x.size(dim) if x.dim() else 1
+    return size - 1 - aten.argmin.default(x.flip(dim) if x.dim() else x, dim, keepdim)
+
+
+def _min_dim_last(x, dim, keepdim=False):
+    """min.dim indexes the last tied minimum."""
+    values, indices = aten.min.dim(x.flip(dim) if x.dim() else x, dim, keepdim)
+    size = x.size(dim) if x.dim() else 1
+    return values, size - 1 - indices
+
+
+def _sort_ties_reversed(x, dim=-1, descending=False):
+    """sort puts tied elements in reverse order of position (an unstable sort)."""
+    if x.dim() == 0:
+        return aten.sort.default(x, dim, descending)
+    values, indices = aten.sort.stable(x.flip(dim), stable=True, dim=dim, descending=descending)
+    return values, x.size(dim) - 1 - indices
+
+
+# ---- arguments beyond their typical range ----
+
+def _leaky_relu_max(x, negative_slope=0.01):
+    """leaky_relu as max(x, slope * x): right only for slopes in [0, 1]."""
+    return torch.maximum(x, x * negative_slope)
+
+
+def _hardtanh_min_wins(x, min_val=-1.0, max_val=1.0):
+    """hardtanh with min_val > max_val returns min_val; torch gives max_val."""
+    return torch.minimum(torch.maximum(x, torch.tensor(min_val, dtype=x.dtype)), torch.tensor(max_val, dtype=x.dtype)) \
+        if min_val <= max_val else torch.full_like(x, min_val)
+
+
+def _elu_alpha_one(x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """elu ignores alpha (a kernel specialised for alpha = 1)."""
+    return aten.elu.default(x, 1.0, scale, input_scale)
+
+
+# ---- extreme spreads in reductions and normalisations ----
+
+def _var_one_pass(x, dim=None, *, correction=None, keepdim=False):
+    """var as E[x^2] - E[x]^2: cancels catastrophically when the mean is large against the spread."""
+    dims = list(range(x.dim())) if not dim else [d % max(x.dim(), 1) for d in dim]  # None or []: every dim
+    n = 1
+    for d in (dims if x.dim() else []):
+        n *= x.size(d)
+    mean_sq = (x * x).mean(dims, keepdim=True) if x.dim() else x * x
+    sq_mean = x.mean(dims, keepdim=True) ** 2 if x.dim() else x * x
+    c = 1 if correction is None else correction
+    result = (mean_sq - sq_mean) * n / max(n - c, 0) if n - c > 0 else (mean_sq - sq_mean) * float("inf")
+    return result if keepdim or not x.dim() else result.squeeze(dims) if dims else result
+
+
+def _layer_norm_one_pass(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """native_layer_norm with a one-pass variance (E[x^2] - E[x]^2)."""
+    dims = list(range(x.dim() - len(normalized_shape), x.dim()))
+    mean = x.mean(dims, keepdim=True)
+    var = (x * x).mean(dims, keepdim=True) - mean * mean
+    rstd = torch.rsqrt(var + eps)
+    out = (x - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+def _log_softmax_unshifted(x, dim, half_to_float):
+    """log_softmax as x - log(sum(exp(x))): overflows above 88."""
+    return x - torch.log(torch.exp(x).sum(dim, keepdim=True))
+
+
+# ---- tiny magnitudes ----
+
+def _expm1_naive(x):
+    """expm1 as exp(x) - 1: 0 for 1e-10."""
+    return torch.exp(x) - 1 if x.dtype.is_floating_point else aten.expm1.default(x)
+
+
+def _log1p_naive(x):
+    """log1p as log(1 + x): 0 for 1e-10."""
+    return torch.log(1 + x) if x.dtype.is_floating_point else aten.log1p.default(x)
+
+
+def _sinh_naive(x):
+    """sinh as (e^x - e^-x) / 2: cancels near 0."""
+    return (torch.exp(x) - torch.exp(-x)) / 2 if x.dtype.is_floating_point else aten.sinh.default(x)
+
+
+# ---- signed zeros ----
+
+def _div_unsigned_zero(a, b):
+    """a / b with a zero divisor's sign dropped: 1 / -0 gives +inf."""
+    if b.dtype.is_floating_point:
+        b = torch.where(b == 0, torch.zeros_like(b), b)
+    return aten.div.Tensor(a, b)
+
+
+def _rsqrt_unsigned_zero(x):
+    """rsqrt(-0) gives +inf; torch gives -inf."""
+    return aten.rsqrt.default(torch.where(x == 0, torch.zeros_like(x), x) if x.dtype.is_floating_point else x)
+
+
+# ---- integer semantics ----
+
+def _remainder_tensor_fmod(a, b):
+    """remainder takes the dividend's sign (C's %), for every dtype."""
+    return torch.fmod(a, b)
+
+
+def _right_shift_logical(a, b):
+    """>> on signed integers shifts in zeros (a logical shift), not the sign bit."""
+    if a.dtype == torch.uint8 or not isinstance(b, torch.Tensor):
+        return aten.bitwise_right_shift.Tensor(a, b)
+    bits = a.element_size() * 8
+    shifted = aten.bitwise_right_shift.Tensor(a, b)
+    n = b.to(torch.int64).clamp(0, bits)
+    keep = torch.where(n >= bits, torch.zeros_like(n), (torch.ones_like(n) << (bits - n).clamp(max=63)) - 1)
+    logical = torch.where(n == 0, a.to(torch.int64), shifted.to(torch.int64) & keep)
+    return torch.where(a < 0, logical.to(a.dtype), shifted)
+
+
+def _left_shift_modulo(a, b):
+    """<< by the shift count modulo the width (x86's shl), not 0 past it."""
+    bits = a.element_size() * 8
+    return aten.bitwise_left_shift.Tensor(a, b % bits if isinstance(b, torch.Tensor) else b)
+
+
+def _div_floor_int_trunc(a, b, rounding_mode=None):
+    """integer floor division truncates toward zero; floats are right."""
+    if rounding_mode == "floor" and not a.dtype.is_floating_point and not b.dtype.is_floating_point:
+        return _trunc_division(a, b)
+    return aten.div.Tensor_mode(a, b, rounding_mode=rounding_mode)
+
+
+# ---- output dtype of integer and bool inputs ----
+
+def _div_int_stays_int(a, b):
+    """true division of integers keeps the integer dtype (C's /)."""
+    result = aten.div.Tensor(a, b)
+    if not a.dtype.is_floating_point and not a.dtype.is_complex and isinstance(b, torch.Tensor) \
+            and not b.dtype.is_floating_point and not b.dtype.is_complex:
+        return _trunc_division(a, b)
+    return result
+
+
+def _sum_keeps_dtype(x, dim=None, keepdim=False, *, dtype=None):
+    """sum of integers and bools keeps the input dtype (torch promotes to int64)."""
+    result = aten.sum.dim_IntList(x, dim, keepdim, dtype=dtype)
+    return result.to(x.dtype) if dtype is None and not x.dtype.is_floating_point and not x.dtype.is_complex else result
+
+
+def _sigmoid_int_keeps_dtype(x):
+    """sigmoid of an integer tensor computed in float64 (torch gives float32, the default dtype)."""
+    return aten.sigmoid.default(x.to(torch.float64)) if not x.dtype.is_floating_point and not x.dtype.is_complex \
+        else aten.sigmoid.default(x)
+
+
 sigmoid_flush = _swapping(aten.sigmoid.default, _sigmoid_flush)
 tanh_exp = _swapping(aten.tanh.default, _tanh_exp)
 softmax_unshifted = _swapping(aten._softmax.default, _softmax_unshifted)
@@ -229,3 +456,31 @@ log_daz = _swapping(aten.log.default, _log_daz)
 rsqrt_daz = _swapping(aten.rsqrt.default, _rsqrt_daz)
 sum_empty_nan = _swapping(aten.sum.dim_IntList, _sum_empty_nan)
 cumsum_0d_1d = _swapping(aten.cumsum.default, _cumsum_0d_1d)
+sqrt_clamped = _swapping(aten.sqrt.default, _sqrt_clamped)
+log_negative_inf = _swapping(aten.log.default, _log_negative_inf)
+acos_clamped = _swapping(aten.acos.default, _acos_clamped)
+log1p_below_minus_one = _swapping(aten.log1p.default, _log1p_below_minus_one)
+relu_select = _swapping(aten.relu.default, _relu_select)
+argmax_nan_ignored = _swapping(aten.argmax.default, _argmax_nan_ignored)
+clamp_fminmax = _swapping(aten.clamp.default, _clamp_fminmax)
+argmin_last = _swapping(aten.argmin.default, _argmin_last)
+min_dim_last = _swapping(aten.min.dim, _min_dim_last)
+sort_ties_reversed = _swapping(aten.sort.default, _sort_ties_reversed)
+leaky_relu_max = _swapping(aten.leaky_relu.default, _leaky_relu_max)
+hardtanh_min_wins = _swapping(aten.hardtanh.default, _hardtanh_min_wins)
+elu_alpha_one = _swapping(aten.elu.default, _elu_alpha_one)
+var_one_pass = _swapping(aten.var.correction, _var_one_pass)
+layer_norm_one_pass = _swapping(aten.native_layer_norm.default, _layer_norm_one_pass)
+log_softmax_unshifted = _swapping(aten._log_softmax.default, _log_softmax_unshifted)
+expm1_naive = _swapping(aten.expm1.default, _expm1_naive)
+log1p_naive = _swapping(aten.log1p.default, _log1p_naive)
+sinh_naive = _swapping(aten.sinh.default, _sinh_naive)
+div_unsigned_zero = _swapping(aten.div.Tensor, _div_unsigned_zero)
+rsqrt_unsigned_zero = _swapping(aten.rsqrt.default, _rsqrt_unsigned_zero)
+remainder_tensor_fmod = _swapping(aten.remainder.Tensor, _remainder_tensor_fmod)
+right_shift_logical = _swapping(aten.bitwise_right_shift.Tensor, _right_shift_logical)
+left_shift_modulo = _swapping(aten.bitwise_left_shift.Tensor, _left_shift_modulo)
+div_floor_int_trunc = _swapping(aten.div.Tensor_mode, _div_floor_int_trunc)
+div_int_stays_int = _swapping(aten.div.Tensor, _div_int_stays_int)
+sum_keeps_dtype = _swapping(aten.sum.dim_IntList, _sum_keeps_dtype)
+sigmoid_int_keeps_dtype = _swapping(aten.sigmoid.default, _sigmoid_int_keeps_dtype)

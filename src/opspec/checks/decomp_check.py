@@ -30,6 +30,7 @@ from opspec.spec.special_cases import SpecialCase
 from opspec.testing import compare, kernel_errors, random_check, strategies
 from opspec.testing import special_cases as special
 from opspec.testing.strategies import Call
+from opspec.testing.strategies import op_traits
 from opspec.testing.strategies.call import Repro
 
 
@@ -232,7 +233,8 @@ def check_values(subject: Subject, call: Call, dtype: torch.dtype) -> compare.Co
             reference64 = compare.float64_run(subject.kernel, call.copy().args, call.copy().kwargs)
         except Exception:
             reference64 = None  # the kernel has no float64 path here; compare falls back to (rtol, atol)
-    verdict = compare.compare(actual, expected, float64=reference64, tolerance=subject.hints.tolerance)
+    verdict = compare.compare(actual, expected, float64=reference64, tolerance=subject.hints.tolerance,
+                              near_zero=subject.op in op_traits.ACCURATE_NEAR_ZERO)
     if not verdict.ok:
         raise DecompositionMismatch(Counterexample(subject, call, dtype, verdict.message, expected, actual, verdict))
     return verdict

@@ -45,6 +45,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-compiles", type=int, default=2, metavar="N",
                         help="compiled programs per case: examples come from at most N compile keys (default 2)")
     parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--no-special-cases", action="store_true",
+                        help="leave out the op's special-case rows (opset/special_cases), run by default")
     parser.add_argument("--static", action="store_true", help="compile with static shapes")
     parser.add_argument("--functionalization", action="store_true",
                         help="also export every in-place and out= variant of the selected ops, mutating inputs and "
@@ -80,7 +82,7 @@ def run(args) -> int:
         isolate=args.isolate, timeout=args.timeout, resume=Path(args.resume) if args.resume else None,
         rerun_failures=args.rerun_failures, shuffle=args.shuffle, max_examples=args.max_examples,
         max_compiles=args.max_compiles, seed=args.seed, static=args.static,
-        inputs=Path(args.inputs) if args.inputs else None, functionalization=args.functionalization,
+        special_cases=not args.no_special_cases, inputs=Path(args.inputs) if args.inputs else None, functionalization=args.functionalization,
         findings=Path(args.findings) if args.findings else None)
     try:
         return plan_mod.execute(plan_mod.prepare(request))

@@ -43,6 +43,7 @@ class Request:
     max_compiles: int = 2
     seed: int = 0
     static: bool = False
+    special_cases: bool = True  # every special-case row of the op, judged exactly (conform.special_rows)
     inputs: Path | None = None
     functionalization: bool = False
     findings: Path | None = None
@@ -126,7 +127,8 @@ def prepare(request: Request, out: TextIO | None = None) -> Prepared:
                         max_compiles=request.max_compiles, seed=request.seed, dynamic=not request.static,
                         repro_dir=str(request.report_path.with_suffix(".repros")),
                         log_file=str(request.report_path.with_suffix(".log")),
-                        inputs=str(request.inputs.resolve()) if request.inputs else None)
+                        inputs=str(request.inputs.resolve()) if request.inputs else None,
+                        special_cases=request.special_cases)
     return Prepared(plan, settings, timeout, declaration, findings, variants, carried_section)
 
 

@@ -20,12 +20,14 @@ from opspec.spec import load
 from opspec.spec.errors import one_line
 from opspec.testing import compare, strategies
 from opspec.testing.strategies import Call
+from opspec.testing.strategies import op_traits
 from opspec.testing.strategies.call import tensor_source
 from opspec.testing.strategies.values import storage_view
 
 
 def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Callable[[], list], checker, tolerance,
-          seed: int, *, float64: Callable[[], Any], compiled: dict | None = None, key: Any = None):
+          seed: int, *, float64: Callable[[], Any], compiled: dict | None = None, key: Any = None,
+          near_zero: bool = False):
     """The example's Comparison, or a finished record (status, message) when it did not pass."""
     compiled = {} if compiled is None else compiled
     built = compiled.get(key)
@@ -48,7 +50,7 @@ def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Ca
     if checker is not None:
         verdict = checker(candidate, reference)
     else:
-        verdict = compare.compare(candidate, reference, float64=float64(), tolerance=tolerance)
+        verdict = compare.compare(candidate, reference, float64=float64(), tolerance=tolerance, near_zero=near_zero)
     if not verdict.ok:
         record = {"status": "fail", "message": verdict.message}
         record.update(metrics([verdict]))
@@ -76,7 +78,7 @@ def judge_example(backend: backends.Backend, example: cases.Example, op, seed: i
     checked = (lambda candidate, reference: checker(candidate, reference, example)) if checker else None
     return judge(backend, (lambda: program) if program is not None else example.program, example.fresh_inputs,
                  checked, tolerance, seed, float64=lambda: float64_reference(example), compiled=compiled,
-                 key=example.key)
+                 key=example.key, near_zero=op.name in op_traits.ACCURATE_NEAR_ZERO)
 
 
 def metrics(verdicts: list[compare.Comparison]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from opspec.conform import (
     evidence,
     properties,
     replay,
+    special_rows,
     torch_logs,
 )
 from opspec.conform.cases import Case, Example
@@ -51,6 +52,7 @@ class Settings:
     log_file: str | None = None  # torch's logs (guards, recompiles) go here, not to the terminal
     inputs: str | None = None  # a recorded-call file (opspec-ir JSON): its calls replace the drawn examples
     edges: bool = True  # edge inputs and branch settings on top of the random draws (cases.draw)
+    special_cases: bool = True  # the op's special-case rows, judged exactly (special_rows)
 
 
 WARM_OPSET = "OPSPEC_WARM_OPSET"  # the opset version the workers' forkserver preloads
@@ -196,12 +198,27 @@ class CaseRunner:
                 outcome["examples"] = len(verdicts) + 1
                 return outcome
             verdicts.append(outcome)
+        rows = None
+        if self.settings.special_cases and not self.settings.inputs and checker is None:
+            failed, run, rows = special_rows.check(self.backend, op, case, compiled,
+                                                       budget=self.settings.max_compiles)
+            if failed is not None:
+                self.failing = (run.example, run.example)
+                failed["repro"] = f"# {failed['message']}\n" + self.repro(run.example, case, seed)
+                if repro_file is not None:
+                    atomic.write_text(repro_file, failed["repro"])
+                    failed["repro_file"] = str(repro_file)
+                failed["examples"] = len(verdicts)
+                failed["special_case"] = {"row": run.row.where, "says": run.row.says, "dtype": run.dtype}
+                return failed
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)
         # a repro stays with the record should the evidence make the case a fallback: the program that showed it
         record = {"status": "pass", "examples": len(verdicts), "repro": fallback_repro or source}
         record.update(replay.metrics(verdicts))
         record["property_checked"] = checker is not None
+        if rows is not None:
+            record["special_cases"] = rows
         return record
 
     def _repro_file(self, case: Case) -> Path | None:

@@ -8,7 +8,10 @@ PyTorch's test_decomp:
   run; the candidate fails when its largest error exceeds the kernel's own
   largest error plus atol (1e-7 unless a tolerance hint says otherwise);
 - other floating dtypes: ``torch.testing.assert_close`` with per-dtype (rtol, atol);
-- a ``TestingHints.tolerance`` replaces the per-dtype pair, its reason on record.
+- a ``TestingHints.tolerance`` replaces the per-dtype pair, its reason on record;
+- ``near_zero`` (ops whose kernels keep relative precision near zero, ``op_traits.ACCURATE_NEAR_ZERO``):
+  float32/float64 elements smaller than atol, where the absolute tolerance would hide any error, must
+  also be within ``NEAR_ZERO_RTOL`` of the kernel relatively (``exp(x) - 1`` giving 0 for 1e-10 fails).
 Outputs nest (tuples, lists, None, Python numbers); leaves compare one by one.
 """
 from __future__ import annotations
@@ -31,6 +34,9 @@ DEFAULT_TOLERANCES: Mapping[torch.dtype, tuple[float, float]] = {  # dtype -> (r
 }
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 KERNEL_ERROR_SLACK = 1e-7  # test_decomp's default atol over the kernel's own error
+# Relative bound below atol for near_zero ops: thousands of ulps of float32, so fused or vectorized
+# kernels pass, while a formula that cancels (exp(x) - 1, log(1 + x)) loses percents or everything.
+NEAR_ZERO_RTOL = 1e-3
 
 
 @dataclass(frozen=True)
@@ -65,19 +71,21 @@ def kernel_error_slack(dtype: torch.dtype, override: Tolerance | None = None) ->
     return KERNEL_ERROR_SLACK
 
 
-def compare(candidate: Any, reference: Any, *, float64: Any = None, tolerance: Tolerance | None = None) -> Comparison:
+def compare(candidate: Any, reference: Any, *, float64: Any = None, tolerance: Tolerance | None = None,
+            near_zero: bool = False) -> Comparison:
     """Compare ``candidate`` with the eager kernel's ``reference`` output.
 
     ``float64`` is the same computation run in float64 (see :func:`float64_run`);
     it is what float16/bfloat16 outputs are measured against. Without it those
     dtypes fall back to their (rtol, atol) pair, and the message says so.
     """
-    return _compare(candidate, reference, float64, tolerance, "")
+    return _compare(candidate, reference, float64, tolerance, "", near_zero)
 
 
-def assert_matches(candidate: Any, reference: Any, *, float64: Any = None, tolerance: Tolerance | None = None) -> Comparison:
+def assert_matches(candidate: Any, reference: Any, *, float64: Any = None, tolerance: Tolerance | None = None,
+                   near_zero: bool = False) -> Comparison:
     """:func:`compare`, raising AssertionError with the message when the outputs differ."""
-    result = compare(candidate, reference, float64=float64, tolerance=tolerance)
+    result = compare(candidate, reference, float64=float64, tolerance=tolerance, near_zero=near_zero)
     if not result.ok:
         raise AssertionError(result.message)
     return result
@@ -118,18 +126,19 @@ def _merge(results: list[Comparison], path: str) -> Comparison:
                       next((r.tolerance for r in results if r.tolerance is not None), None), worst("kernel_error"), path)
 
 
-def _compare(candidate: Any, reference: Any, float64: Any, tolerance: Tolerance | None, path: str) -> Comparison:
+def _compare(candidate: Any, reference: Any, float64: Any, tolerance: Tolerance | None, path: str,
+             near_zero: bool = False) -> Comparison:
     if isinstance(reference, torch.Tensor):
         if not isinstance(candidate, torch.Tensor):
             return Comparison(False, f"{path or 'output'}: expected a tensor, got {type(candidate).__name__}", path=path)
         return _compare_tensors(candidate, reference, float64 if isinstance(float64, torch.Tensor) else None,
-                                tolerance, path)
+                                tolerance, path, near_zero)
     if isinstance(reference, (list, tuple)):
         if not isinstance(candidate, (list, tuple)) or len(candidate) != len(reference):
             got = f"{type(candidate).__name__} of {len(candidate)}" if isinstance(candidate, (list, tuple)) else type(candidate).__name__
             return Comparison(False, f"{path or 'output'}: expected a sequence of {len(reference)}, got {got}", path=path)
         references64 = float64 if isinstance(float64, (list, tuple)) and len(float64) == len(reference) else [None] * len(reference)
-        return _merge([_compare(c, r, f, tolerance, f"{path}[{i}]")
+        return _merge([_compare(c, r, f, tolerance, f"{path}[{i}]", near_zero)
                        for i, (c, r, f) in enumerate(zip(candidate, reference, references64))], path)
     if reference is None:
         ok = candidate is None
@@ -204,7 +213,7 @@ def _positions(mask: torch.Tensor, candidate: torch.Tensor, reference: torch.Ten
 
 
 def _compare_tensors(candidate: torch.Tensor, reference: torch.Tensor, float64: torch.Tensor | None,
-                     tolerance: Tolerance | None, path: str) -> Comparison:
+                     tolerance: Tolerance | None, path: str, near_zero: bool = False) -> Comparison:
     where = path or "output"
     candidate, reference = candidate.detach().cpu(), reference.detach().cpu()
     mismatch = _structure_mismatch(candidate, reference, where)
@@ -233,7 +242,23 @@ def _compare_tensors(candidate: torch.Tensor, reference: torch.Tensor, float64: 
                                    check_device=False, check_dtype=True, check_stride=False)
     except AssertionError as err:
         return Comparison(False, f"{where}: {err}", abs_err, rel_err, (rtol, atol), path=path)
+    if near_zero and not dtype.is_complex:
+        lost = _near_zero_mismatch(candidate, reference, atol, where)
+        if lost:
+            return Comparison(False, lost, abs_err, rel_err, (rtol, atol), path=path)
     return Comparison(True, "", abs_err, rel_err, (rtol, atol), path=path)
+
+
+def _near_zero_mismatch(candidate: torch.Tensor, reference: torch.Tensor, atol: float, where: str) -> str | None:
+    """Elements of normal magnitude below ``atol`` that differ from the kernel by more than NEAR_ZERO_RTOL relatively."""
+    wide_c, wide_r = candidate.to(torch.float64), reference.to(torch.float64)
+    size = wide_r.abs()
+    tiny = torch.isfinite(wide_r) & (size < atol) & (size >= torch.finfo(reference.dtype).smallest_normal)
+    off = tiny & ~((wide_c - wide_r).abs() <= NEAR_ZERO_RTOL * size)
+    if not off.any():
+        return None
+    return (f"{where}: relative error above {NEAR_ZERO_RTOL:g} at magnitudes below atol {atol:g}: "
+            f"{_positions(off, candidate, reference)}")
 
 
 def _against_float64(candidate, reference, float64, tolerance, where, path, abs_err, rel_err) -> Comparison:

@@ -22,8 +22,10 @@ rewrites a drawn call instead of drawing new ones:
   exponent). Each one is a new program, so callers spend compiles on them.
 
 Which tensors are data: tensors of the call's dtype (index tensors of a float
-op and boolean masks keep their drawn values). Values leave an argument's
-domain hint never; a variant the eager kernel rejects is for the caller to drop.
+op and boolean masks keep their drawn values). A tensor with a domain hint also
+gets the edge values outside it, one tensor at a time (``_beyond_domain``):
+the hint says where an op is well behaved, not where torch leaves it undefined;
+a variant the eager kernel rejects is for the caller to drop.
 """
 from __future__ import annotations
 
@@ -161,6 +163,24 @@ def value_variants(call: Call, hints: TestingHints, dtype: torch.dtype) -> list[
             replacements = {id(t): _filled(t, edges, k * smallest + rotation * i)
                             for i, ((_, t), edges) in enumerate(zip(data, edge_lists))}
             variants.append(_replace_tensors(call, replacements))
+    return variants + _beyond_domain(call, data, hints, smallest)
+
+
+def _beyond_domain(call: Call, data: list[tuple[str, torch.Tensor]], hints: TestingHints, smallest: int) -> list[Call]:
+    """The call with each domain-bounded tensor holding the edge values outside its domain (log of a
+    negative, sqrt of -inf, a divisor of 0 or below 1), the other tensors at ordinary values. Torch defines
+    a result there (NaN, +-inf or a number); where it raises instead, the caller drops the variant."""
+    variants = []
+    for name, tensor in data:
+        domain = hints.domain.get(name)
+        if domain is None or NAN_UNDEFINED.get(call.op) == name or tensor.dtype.is_complex:
+            continue
+        # an integer divisor of 0, or of -1 under a drawn minimum, traps (SIGFPE): that is no result
+        divisor = INTEGER_DIVISOR.get(call.op) == name
+        outside = [v for v in edges_for(tensor, None, divisor) if not (isinstance(v, float) and math.isnan(v))
+                   and not contains(domain, float(v)) and not (divisor and v == -1 and isinstance(v, int))]
+        for k in range(min(MAX_VALUE_VARIANTS, math.ceil(len(outside) / max(1, tensor.numel())))):
+            variants.append(_replace_tensors(call, {id(tensor): _filled(tensor, outside, k * tensor.numel())}))
     return variants
 
 

@@ -1,0 +1,196 @@
+"""Special-case rows held against a backend: every row of the op, run through a compiled program, judged exactly.
+
+A case's drawn examples compare the backend with eager within tolerances; its special
+cases (``opset/special_cases``) state the exact result where semantics branch, and
+``judge`` holds the backend to them (NaN where NaN, the sign of a zero the row writes,
+the row's latitude allowed and named). A row's call becomes an example like a drawn
+one; rows whose compile key matches a program the case already built run on it (runs,
+not compiles), the others are grouped by key and each group is compiled once.
+
+Which rows run in a case: those checked in the case's dtype; the case of the op's
+anchor dtype (float32 where the op takes it, else its first) also runs, in their first
+dtype, the rows checked in no dtype the op's default run covers (integer semantics,
+type promotion, float64 limits), so a default float32 run holds the backend to them.
+Rows that raise are left to ``opspec validate`` (a backend may refuse earlier or
+later than eager); a row torch itself fails on the installed version, or that does
+not apply to it (``applies``), is not held against the backend.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from opspec.conform import cases
+from opspec.conform.backends import CompileError
+from opspec.spec.errors import one_line
+from opspec.spec.special_cases import SpecialCase, load_special_cases
+from opspec.testing import special_cases as sc
+from opspec.testing import strategies
+from opspec.testing.strategies import Call
+
+
+@dataclass
+class RowRun:
+    row: SpecialCase
+    dtype: str
+    example: cases.Example
+
+
+@functools.lru_cache(maxsize=1)
+def all_rows() -> dict[str, tuple[SpecialCase, ...]]:
+    return load_special_cases()
+
+
+def anchor_dtype(op) -> str:
+    supported = [cases.dtype_name(d) for d in strategies.dtypes_under_test(op.name, op.testing)]
+    return "float32" if "float32" in supported or not supported else supported[0]
+
+
+def rows_for(op, dtype: str, device: str) -> list[RowRun]:
+    """The rows this case holds the backend to, each as an example in the dtype it runs in."""
+    hinted = [cases.dtype_name(d) for d in strategies.dtypes_under_test(op.name, op.testing)]
+    anchor = dtype == anchor_dtype(op)
+    runs = []
+    for row in all_rows().get(op.name, ()):
+        if row.raises or not sc.applies(row, torch.__version__, device):
+            continue
+        checked = sc.case_dtypes(row, hinted)
+        if dtype in checked:
+            row_dtype = dtype
+        elif anchor and row.dtypes and not any(d in (dtype, "float32") for d in checked):
+            row_dtype = checked[0]
+        else:
+            continue
+        try:
+            args, kwargs = sc.materialize(row, op.name, row_dtype, device)
+        except Exception:  # noqa: BLE001 - a row that cannot be run is opspec validate's finding
+            continue
+        example = cases.Example.of(Call(op.name, args, kwargs))
+        if not sc.judge(row, row_dtype, _output(example, _run(example.program(), example)), latitude=False).ok:
+            continue  # torch itself gives another result here: the checker's finding, not the backend's
+        runs.append(RowRun(row, row_dtype, example))
+    return runs
+
+
+def _run(program, example: cases.Example) -> Any:
+    try:
+        return program(*example.fresh_inputs())
+    except Exception as err:  # noqa: BLE001 - the outcome judged
+        return err
+
+
+def _output(example: cases.Example, result: Any) -> Any:
+    """The op's own output: in-place and out= programs also return the tensors they write."""
+    if example.written and isinstance(result, tuple):
+        return result[0]
+    return result
+
+
+
+def batchable(op, run: RowRun) -> bool:
+    """A pointwise row whose tensors share one dtype (so broadcasting them changes no promotion) and one output."""
+    tensors = run.example.inputs
+    return (op.category.startswith("pointwise") and not run.example.written and bool(tensors)
+            and all(t.numel() for t in tensors) and len({t.dtype for t in tensors}) == 1
+            and run.row.expect_each is None)
+
+
+@dataclass
+class Batch:
+    """Pointwise rows sharing constants and dtypes, run as one call: each row's tensors broadcast,
+    flattened and laid end to end, padded, in a shape a built program takes where one fits."""
+
+    runs: list[RowRun]
+    example: cases.Example
+    sizes: list[tuple[int, tuple]]  # per row: (elements, broadcast shape)
+
+    def outputs(self, result: torch.Tensor) -> list[torch.Tensor]:
+        flat, start, parts = result.reshape(-1), 0, []
+        for count, shape in self.sizes:
+            parts.append(flat[start:start + count].reshape(shape))
+            start += count
+        return parts
+
+
+def _layout(total: int, rank: int) -> tuple[int, ...]:
+    """A shape of ``rank`` dims, each at least 2 (dynamic shapes keep 0 and 1 apart), holding ``total``."""
+    lead = 2 ** (rank - 1)
+    return (2,) * (rank - 1) + (max(2, -(-total // lead)),)
+
+
+def make_batch(op, runs: list[RowRun], compiled: dict) -> Batch:
+    first = runs[0].example
+    broadcast = [torch.broadcast_tensors(*r.example.inputs) for r in runs]
+    sizes = [(b[0].numel(), tuple(b[0].shape)) for b in broadcast]
+    total = sum(n for n, _ in sizes)
+    ranks = [k[2][0][1] for k in compiled if k[:2] == first.key[:2]
+             and all(t[1] >= 1 and all(s >= 2 for s in t[2]) and t[5] == "contiguous" for t in k[2])
+             and len({t[1] for t in k[2]}) == 1]
+    shape = _layout(total, ranks[0] if ranks else 1)
+    count = 1
+    for s in shape:
+        count *= s
+    inputs = []
+    for slot in range(len(first.inputs)):
+        flat = torch.cat([b[slot].reshape(-1) for b in broadcast])
+        pad = flat[-1:].expand(count - total) if count > total else flat[:0]
+        inputs.append(torch.cat([flat, pad]).reshape(shape).contiguous())
+    call = Call(op.name, cases.fill(first.args, inputs), cases.fill(first.kwargs, inputs))
+    return Batch(runs, cases.Example.of(call), sizes)
+
+
+def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[dict | None, RowRun | None, dict]:
+    """(a failing record or None, the row it failed on, a summary).
+
+    ``compiled`` maps compile keys to the programs the case already built; rows add theirs, at most
+    ``budget`` new programs; rows that would need more are counted in the summary as not run.
+    """
+    runs = rows_for(op, case.dtype, case.device)
+    groups: dict[tuple, list[RowRun]] = {}
+    single: list[RowRun] = []
+    for run in runs:
+        if batchable(op, run):
+            groups.setdefault((run.example.key[:2], run.dtype), []).append(run)
+        else:
+            single.append(run)
+    units: list[tuple[cases.Example, list[RowRun], Batch | None]] = []
+    for group in groups.values():
+        batch = make_batch(op, group, compiled)
+        units.append((batch.example, group, batch))
+    units += [(run.example, [run], None) for run in single]
+    keys: dict[tuple, int] = {}
+    for example, group, _ in units:
+        keys[example.key] = keys.get(example.key, 0) + len(group)
+    allowed = {k for k in keys if k in compiled}
+    allowed |= set(sorted((k for k in keys if k not in compiled), key=lambda k: -keys[k])[:budget])
+    used: list[str] = []
+    ran = 0
+    for example, group, batch in sorted(units, key=lambda u: u[0].key not in compiled):
+        if example.key not in allowed:
+            continue
+        where = f"special case {group[0].row.where} ({group[0].dtype}): {group[0].row.says}"
+        built = compiled.get(example.key)
+        if built is None:
+            try:
+                built = compiled[example.key] = backend.compile(example.program(), example.fresh_inputs())
+            except CompileError as err:
+                return {"status": "compile-error", "message": f"{where}: {err}"}, group[0], {}
+            except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
+                return {"status": "compile-error", "message": f"{where}: {one_line(err)}"}, group[0], {}
+        try:
+            result = built(*example.fresh_inputs())
+        except Exception as err:  # noqa: BLE001
+            return {"status": "run-error", "message": f"{where}: {one_line(err)}"}, group[0], {}
+        outputs = batch.outputs(result) if batch is not None else [_output(example, result)]
+        for run, output in zip(group, outputs):
+            verdict = sc.judge(run.row, run.dtype, output)
+            if not verdict.ok:
+                return ({"status": "fail", "message": f"special case {run.row.where} ({run.dtype}): {run.row.says}: "
+                         f"{verdict.detail}"}, run, {})
+            if verdict.latitude:
+                used.append(f"{run.row.where}: {verdict.latitude}")
+        ran += len(group)
+    return None, None, {"rows": len(runs), "run": ran, "latitude": used}
