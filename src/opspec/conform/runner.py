@@ -209,7 +209,7 @@ class CaseRunner:
                     atomic.write_text(repro_file, failed["repro"])
                     failed["repro_file"] = str(repro_file)
                 failed["examples"] = len(verdicts)
-                failed["special_case"] = {"row": run.row.where, "says": run.row.says, "dtype": run.dtype}
+                failed["special_case"] = {"row": special_rows.where(run.row), "says": run.row.says, "dtype": run.dtype}
                 return failed
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)

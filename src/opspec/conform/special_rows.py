@@ -5,7 +5,9 @@ cases (``opset/special_cases``) state the exact result where semantics branch, a
 ``judge`` holds the backend to them (NaN where NaN, the sign of a zero the row writes,
 the row's latitude allowed and named). A row's call becomes an example like a drawn
 one; rows whose compile key matches a program the case already built run on it (runs,
-not compiles), the others are grouped by key and each group is compiled once.
+not compiles), the others are grouped by key and each group is compiled once, up to
+``--max-compiles`` new programs; the rows beyond that run together, every call in one program
+(one more compile), and a row that program gets wrong runs again alone for its own verdict.
 
 Which rows run in a case: those checked in the case's dtype; the case of the op's
 anchor dtype (float32 where the op takes it, else its first) also runs, in their first
@@ -18,6 +20,7 @@ not apply to it (``applies``), is not held against the backend.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +76,11 @@ def rows_for(op, dtype: str, device: str) -> list[RowRun]:
             continue  # torch itself gives another result here: the checker's finding, not the backend's
         runs.append(RowRun(row, row_dtype, example))
     return runs
+
+
+def where(row: SpecialCase) -> str:
+    """The row's place as the repository spells it, whichever copy of the data (checkout or wheel) was read."""
+    return f"opset/special_cases/{Path(row.mark.path).name}:{row.mark.line}"
 
 
 def _run(program, example: cases.Example) -> Any:
@@ -168,29 +176,110 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
     allowed |= set(sorted((k for k in keys if k not in compiled), key=lambda k: -keys[k])[:budget])
     used: list[str] = []
     ran = 0
-    for example, group, batch in sorted(units, key=lambda u: u[0].key not in compiled):
-        if example.key not in allowed:
+    rest = []
+    for unit in sorted(units, key=lambda u: u[0].key not in compiled):
+        if unit[0].key not in allowed:
+            rest.append(unit)
             continue
-        where = f"special case {group[0].row.where} ({group[0].dtype}): {group[0].row.says}"
-        built = compiled.get(example.key)
-        if built is None:
-            try:
-                built = compiled[example.key] = backend.compile(example.program(), example.fresh_inputs())
-            except CompileError as err:
-                return {"status": "compile-error", "message": f"{where}: {err}"}, group[0], {}
-            except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
-                return {"status": "compile-error", "message": f"{where}: {one_line(err)}"}, group[0], {}
-        try:
-            result = built(*example.fresh_inputs())
-        except Exception as err:  # noqa: BLE001
-            return {"status": "run-error", "message": f"{where}: {one_line(err)}"}, group[0], {}
-        outputs = batch.outputs(result) if batch is not None else [_output(example, result)]
-        for run, output in zip(group, outputs):
-            verdict = sc.judge(run.row, run.dtype, output)
-            if not verdict.ok:
-                return ({"status": "fail", "message": f"special case {run.row.where} ({run.dtype}): {run.row.says}: "
-                         f"{verdict.detail}"}, run, {})
-            if verdict.latitude:
-                used.append(f"{run.row.where}: {verdict.latitude}")
-        ran += len(group)
+        failed = _run_unit(backend, compiled, unit, used)
+        if failed is not None:
+            return failed
+        ran += len(unit[1])
+    # the rows beyond the budget: every one of their calls in one program, one compile for all of them;
+    # a unit that program gets wrong (or a program that does not build) is run alone for its verdict
+    together = [u for u in rest if not u[0].written and u[0].call.op not in cases.SYMBOLIC]
+    if len(together) > 1:
+        for unit in _suspects(backend, together, used):
+            failed = _run_unit(backend, compiled, unit, used)
+            if failed is not None:
+                return failed
+        ran += sum(len(u[1]) for u in together)
+    elif together:
+        failed = _run_unit(backend, compiled, together[0], used)
+        if failed is not None:
+            return failed
+        ran += len(together[0][1])
     return None, None, {"rows": len(runs), "run": ran, "latitude": used}
+
+
+def _run_unit(backend, compiled: dict, unit, used: list[str]) -> tuple | None:
+    """A failing ``check`` result for one unit (a row, or a batch of pointwise rows), or None when it holds."""
+    example, group, batch = unit
+    where = f"special case {where(group[0].row)} ({group[0].dtype}): {group[0].row.says}"
+    built = compiled.get(example.key)
+    if built is None:
+        try:
+            built = compiled[example.key] = backend.compile(example.program(), example.fresh_inputs())
+        except CompileError as err:
+            return {"status": "compile-error", "message": f"{where}: {err}"}, group[0], {}
+        except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
+            return {"status": "compile-error", "message": f"{where}: {one_line(err)}"}, group[0], {}
+    try:
+        result = built(*example.fresh_inputs())
+    except Exception as err:  # noqa: BLE001
+        return {"status": "run-error", "message": f"{where}: {one_line(err)}"}, group[0], {}
+    wrong = _wrong_rows(unit, result, used)
+    if wrong is not None:
+        run, verdict = wrong
+        return ({"status": "fail", "message": f"special case {where(run.row)} ({run.dtype}): {run.row.says}: "
+                 f"{verdict.detail}"}, run, {})
+    return None
+
+
+def _wrong_rows(unit, result, used: list[str]):
+    """(the first row the unit's result breaks, its judgement), or None; latitudes used are noted."""
+    example, group, batch = unit
+    try:
+        outputs = batch.outputs(result) if batch is not None else [_output(example, result)]
+    except Exception:  # noqa: BLE001 - a result of the wrong size breaks the first row
+        outputs = [result] * len(group)
+    for run, output in zip(group, outputs):
+        verdict = sc.judge(run.row, run.dtype, output)
+        if not verdict.ok:
+            return run, verdict
+        if verdict.latitude:
+            used.append(f"{where(run.row)}: {verdict.latitude}")
+    return None
+
+
+def _together(examples: list[cases.Example]):
+    """One program returning every example's call, each with its own constants, and its inputs laid end to end."""
+    calls, offset = [], 0
+    for example in examples:
+        source = cases.program_source(example.call.op, _shifted(example.args, offset), _shifted(example.kwargs, offset), ())
+        calls.append(source.split("return ", 1)[1].strip())
+        offset += len(example.inputs)
+    params = ", ".join(f"t{i}" for i in range(offset))
+    source = f"def program({params}):\n    return (\n" + "".join(f"        {call},\n" for call in calls) + "    )\n"
+    namespace = cases.program_globals()
+    exec(compile(source, f"<opspec special cases {examples[0].call.op}>", "exec"), namespace)  # noqa: S102 - literals
+    return namespace["program"]
+
+
+def _shifted(value: Any, offset: int) -> Any:
+    if isinstance(value, cases.Slot):
+        return cases.Slot(value.index + offset)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_shifted(v, offset) for v in value)
+    if isinstance(value, dict):
+        return {k: _shifted(v, offset) for k, v in value.items()}
+    return value
+
+
+def _suspects(backend, units: list, used: list[str]) -> list:
+    """The units one program of all their calls gets wrong; all of them when that program does not build or run."""
+    examples = [u[0] for u in units]
+
+    def inputs() -> list:
+        return [t for example in examples for t in example.fresh_inputs()]
+
+    noted: list[str] = []
+    try:
+        results = backend.compile(_together(examples), inputs())(*inputs())
+    except Exception:  # noqa: BLE001 - whatever broke is found again unit by unit
+        return list(units)
+    if not isinstance(results, (tuple, list)) or len(results) != len(units):
+        return list(units)
+    wrong = [unit for unit, result in zip(units, results) if _wrong_rows(unit, result, noted) is not None]
+    used += noted
+    return wrong
