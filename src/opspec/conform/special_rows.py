@@ -205,19 +205,19 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
 def _run_unit(backend, compiled: dict, unit, used: list[str]) -> tuple | None:
     """A failing ``check`` result for one unit (a row, or a batch of pointwise rows), or None when it holds."""
     example, group, batch = unit
-    where = f"special case {where(group[0].row)} ({group[0].dtype}): {group[0].row.says}"
+    place = f"special case {where(group[0].row)} ({group[0].dtype}): {group[0].row.says}"
     built = compiled.get(example.key)
     if built is None:
         try:
             built = compiled[example.key] = backend.compile(example.program(), example.fresh_inputs())
         except CompileError as err:
-            return {"status": "compile-error", "message": f"{where}: {err}"}, group[0], {}
+            return {"status": "compile-error", "message": f"{place}: {err}"}, group[0], {}
         except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
-            return {"status": "compile-error", "message": f"{where}: {one_line(err)}"}, group[0], {}
+            return {"status": "compile-error", "message": f"{place}: {one_line(err)}"}, group[0], {}
     try:
         result = built(*example.fresh_inputs())
     except Exception as err:  # noqa: BLE001
-        return {"status": "run-error", "message": f"{where}: {one_line(err)}"}, group[0], {}
+        return {"status": "run-error", "message": f"{place}: {one_line(err)}"}, group[0], {}
     wrong = _wrong_rows(unit, result, used)
     if wrong is not None:
         run, verdict = wrong
