@@ -111,11 +111,13 @@ def run_opspec(entry: dict, opset, max_examples: int, seed: int) -> dict:
     dtypes = dtypes_for(subject)
     started = time.perf_counter()
     outcome = decomp_check.run(subject, dtypes=dtypes, max_examples=max_examples, seed=seed, closure=False)
-    result = {"killed": outcome.counterexample is not None, "seconds": round(time.perf_counter() - started, 2),
+    result = {"killed": outcome.counterexample is not None or bool(outcome.broken_rows), "seconds": round(time.perf_counter() - started, 2),
               "examples": outcome.examples, "dtypes": [str(d).removeprefix("torch.") for d in dtypes]}
     if outcome.counterexample is not None:
         result["dtype"] = str(outcome.counterexample.dtype).removeprefix("torch.")
         result["problem"] = first_line(outcome.counterexample.problem)
+    elif outcome.broken_rows:
+        result["problem"] = first_line(outcome.broken_rows[0])
     if outcome.error:
         result["error"] = outcome.error
     return result

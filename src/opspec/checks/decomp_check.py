@@ -26,7 +26,7 @@ from hypothesis.errors import HypothesisException
 from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.spec import references
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
-from opspec.spec.special_cases import SpecialCase
+from opspec.spec.special_cases import SpecialCase, load_special_cases
 from opspec.testing import compare, kernel_errors, random_check, strategies
 from opspec.testing import special_cases as special
 from opspec.testing.strategies import Call
@@ -321,21 +321,34 @@ class Outcome:
     counterexample: Counterexample | None = None
     error: str = ""  # the check could not run (no valid inputs, ...)
     skipped: str = ""  # the device has no kernel for a dtype: why it was not checked
+    broken_rows: list[str] = field(default_factory=list)  # special-case rows the candidate breaks, one line each
 
     @property
     def ok(self) -> bool:
-        return self.counterexample is None and not self.error
+        return self.counterexample is None and not self.error and not self.broken_rows
 
     @property
     def problem(self) -> str:
-        """The failure in one line ("" when ok): the shrunk counterexample, or why the check could not run."""
+        """The failure in one line ("" when ok): the shrunk counterexample, a broken row, or why the check could not run."""
         if self.counterexample is not None:
             return " ".join(self.counterexample.render().split())[:400]
-        return self.error
+        return self.broken_rows[0] if self.broken_rows else self.error
 
 
-def run(subject: Subject, *, dtypes: tuple[torch.dtype, ...], device: str = "cpu", max_examples: int = 100, seed: int = 0, closure: bool = True) -> Outcome:
-    """Check ``subject`` on up to ``max_examples`` drawn calls per dtype, shrinking any failure."""
+def run(subject: Subject, *, dtypes: tuple[torch.dtype, ...], device: str = "cpu", max_examples: int = 100, seed: int = 0,
+        closure: bool = True, rows: tuple[SpecialCase, ...] | None = None) -> Outcome:
+    """Check ``subject`` on up to ``max_examples`` drawn calls per dtype, shrinking any failure, then on every
+    special-case row of its op (``rows``; default: the opset's table for the op), exactly."""
+    outcome = _drawn(subject, dtypes=dtypes, device=device, max_examples=max_examples, seed=seed, closure=closure)
+    if outcome.ok and not subject.random:
+        cases = load_special_cases().get(subject.op, ()) if rows is None else rows
+        for dtype in special_case_dtypes(subject, cases):
+            outcome.broken_rows += check_special_cases(subject, cases, dtype, device)
+    return outcome
+
+
+def _drawn(subject: Subject, *, dtypes: tuple[torch.dtype, ...], device: str, max_examples: int, seed: int,
+           closure: bool) -> Outcome:
     outcome = Outcome(subject)
     for dtype in dtypes:
         strategy = strategies.calls(subject.schema, subject.hints, dtype, device)

@@ -73,6 +73,9 @@ def run(args) -> int:
         failed += 1
         if outcome.counterexample:
             print(f"FAIL  {subject.op} ({subject.implementation})\n{outcome.counterexample.render()}\n")
+        elif outcome.broken_rows:
+            print(f"FAIL  {subject.op} ({subject.implementation}): {len(outcome.broken_rows)} special-case row(s) broken\n"
+                  + "\n".join(f"  {line}" for line in outcome.broken_rows) + "\n")
         else:
             print(f"ERROR {subject.op} ({subject.implementation}): {outcome.error}")
     if len(subjects) > 1:
