@@ -69,12 +69,12 @@ def test_an_entry_point_backend_runs_with_evidence_and_attribution(tmp_path):
     assert done.returncode == 1, done.stderr  # neg fails, as the scratch backend computes it wrongly
     report = json.loads(report_path.read_text())
     assert report["backend"] == {"name": "scratch", "version": f"scratch-backend 0.1, torch {_torch_version()}",
-                                 "package": "scratch-backend"}
+                                 "package": "scratch-backend", "target": "the backend"}
     by_op = {r["op"]: r for r in report["results"]}
     sin, neg = by_op["aten::sin"], by_op["aten::neg"]
     assert sin["status"] == "pass"
-    assert sin["evidence"]["source"] == "hook" and sin["executed"] == "backend"
-    assert sin["evidence"]["backend_ops"] == ["aten::sin"]
+    assert sin["evidence"]["source"] == "hook" and sin["executed"] == "target"
+    assert sin["evidence"]["target_ops"] == ["aten::sin"]
     assert neg["status"] == "fail"
     assert (neg["blame"], neg["blame_stage"]) == ("backend", "backend")
     assert "dynamo" in neg["blame_reason"]  # the front end was replayed with eager kernels and passed
@@ -153,7 +153,7 @@ def test_the_pages_example_backend_runs_and_reports_what_it_executed():
                              fullgraph=True)
     torch.testing.assert_close(compiled(x, y), x + y)
     seen = namespace["compile_graph"](_traced(lambda a, b: torch.ops.aten.add.Tensor(a, b), x, y), [x, y])
-    assert seen.executed_ops() == {"backend": ["aten::add.Tensor"], "pytorch": []}
+    assert seen.executed_ops() == {"target": ["aten::add.Tensor"], "pytorch": []}
 
 
 def test_the_pages_expectations_and_manifest_are_valid(tmp_path):

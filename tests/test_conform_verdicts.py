@@ -43,15 +43,15 @@ def test_ops_left_at_the_top_level_of_a_partitioned_graph_are_fallback(tmp_path,
     code, report = run(tmp_path, "partitioning", "ceil,relu")
     results = by_op(report)
     assert results["aten::ceil"]["status"] == "pass"
-    assert results["aten::ceil"]["evidence"] == {"executed": "backend", "source": "partition", "backend_ops": ["aten::ceil"]}
+    assert results["aten::ceil"]["evidence"] == {"executed": "target", "source": "partition", "target_ops": ["aten::ceil"]}
     relu = results["aten::relu"]
     assert (relu["status"], relu["executed"], relu["blame"]) == ("fallback", "pytorch", "backend")
     assert relu["evidence"]["pytorch_ops"] == ["aten::relu"]
     assert report["summary"]["pass"] == 1 and report["summary"]["fallback"] == 1
-    assert report["executed"] == {"backend": 1, "pytorch": 1, "partial": 0, "unknown": 0}
+    assert report["executed"] == {"target": 1, "runtime": 0, "pytorch": 1, "partial": 0, "unknown": 0}
     assert code == 0  # a right answer PyTorch computed is not a failure, and not a pass
     out = capsys.readouterr().out
-    assert "fallback" in out and "1 backend, 1 pytorch" in out
+    assert "fallback" in out and "1 target (the backend), 1 pytorch" in out
     assert "repro" not in results["aten::ceil"]
     assert replays(relu) == "fallback"
 
@@ -161,7 +161,7 @@ def test_inductor_generated_code_tells_kernels_from_aten_calls():
     assert seen.pytorch_ops == {"aten::mm", "aten::sort.stable"} and seen.kernels == 1
     assert evidence.judge("aten::sort", [seen]).executed == "pytorch"
     assert evidence.judge("aten::topk", [seen]).executed == "partial"
-    assert evidence.judge("aten::sin", [evidence.from_inductor_code(code.splitlines()[0])]).executed == "backend"
+    assert evidence.judge("aten::sin", [evidence.from_inductor_code(code.splitlines()[0])]).executed == "target"
     assert evidence.judge("aten::sin", []).executed == "unknown"
 
 

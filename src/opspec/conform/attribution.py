@@ -40,6 +40,18 @@ class Blame:
         return {"blame": self.party, "blame_stage": self.stage, "blame_reason": self.reason}
 
 
+# a right answer not computed by the backend's target is still put on the backend: (stage, reason)
+RIGHT_ANSWERS = {
+    "undelegated": ("execution", "the backend's target left the op to its runtime"),
+    "fallback": ("execution", "the backend left the op to PyTorch"),
+    "unverified": ("evidence", "the backend reports nothing about who computed the op"),
+}
+
+
+def right_answer(status: str) -> Blame:
+    return Blame("backend", *RIGHT_ANSWERS[status])
+
+
 def stages(backend: backends.Backend) -> list[tuple[str, backends.Backend]]:
     """(layer, reference backend) pairs, outermost first, as the backend's declaration names them."""
     declaration = backend.declaration
@@ -55,8 +67,8 @@ def attribute(record: dict, backend: backends.Backend, reproduces: Callable[[str
         return Blame("opspec", "harness", "the harness raised")
     if status == "skip":
         return Blame("opspec", "inputs", "opspec drew no inputs the eager kernel accepts")
-    if status == "fallback":
-        return Blame("backend", "execution", "the backend left the op to PyTorch")
+    if status in RIGHT_ANSWERS:
+        return right_answer(status)
     found = stages(backend)
     for layer, reference in found:
         got = reproduces(layer, reference)

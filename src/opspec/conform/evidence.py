@@ -1,18 +1,24 @@
-"""Execution evidence: did the backend run the op, or did PyTorch?
+"""Execution evidence: did the backend's target run the op, its runtime around it, or PyTorch?
 
-A numerically right answer is a ``pass`` only where the backend computed it. Each
-case records what can be known about who ran the op (``executed``):
+A numerically right answer is a ``pass`` only where the backend's *target* computed
+it. Each backend declares its target (``Declaration.target``: Inductor's generated
+kernels, the XNNPACK delegate, OpenVINO's partitions) and, where it has one, the
+runtime that runs what the target does not take (``Declaration.runtime``:
+ExecuTorch's portable kernels around a delegate). Each case records who computed
+the op under test (``executed``), one level of:
 
-- ``backend``: the backend ran all of the op's computation;
-- ``pytorch``: the op under test ran on a PyTorch kernel (the case is ``fallback``);
+- ``target``: the backend's target ran all of the op's computation (``pass``);
+- ``runtime``: the backend's runtime ran it, outside its target (``undelegated``);
+- ``pytorch``: the op under test ran on a PyTorch kernel (``fallback``);
 - ``partial``: the backend ran part, PyTorch kernels the rest (also ``fallback``);
-- ``unknown``: nothing tells (the case keeps its verdict, marked so).
+- ``unknown``: nothing tells (``unverified``: a right answer nobody can vouch for).
 
 Where it comes from (``source``), in this order:
 
 1. ``hook``: the callable the backend returns (or a compiler nested in it, through
    :func:`report`) says so. The contract: an ``executed_ops()`` method returning
-   ``{"backend": [op, ...], "pytorch": [op, ...]}`` with qualified aten names.
+   ``{"target": [op, ...], "runtime": [op, ...], "pytorch": [op, ...]}`` with
+   qualified aten names (``"backend"`` is read as ``"target"``; missing keys are empty).
 2. ``partition``: the backend returned a ``torch.fx.GraphModule``. Following the
    ``torch.fx`` partitioner convention (``CapabilityBasedPartitioner``), ops inside
    its submodules ran in the backend and ``call_function`` nodes left at the top
@@ -39,8 +45,12 @@ import torch
 
 from opspec.bridge import torch_ops
 
-EXECUTED = ("backend", "pytorch", "partial", "unknown")
+EXECUTED = ("target", "runtime", "pytorch", "partial", "unknown")
 FALLBACK = ("pytorch", "partial")  # a passing case with this evidence is ``fallback``, never ``pass``
+# the status a right answer gets at each level of who computed it
+PASSING_STATUS = {"target": "pass", "runtime": "undelegated", "pytorch": "fallback", "partial": "fallback",
+                  "unknown": "unverified"}
+LEGACY_EXECUTED = {"backend": "target"}  # reports written before the levels: the backend was its own target
 SOURCES = ("hook", "partition", "generated-code", "reference", "whole-program", "none")
 
 SHAPE_QUERIES = ("aten::sym_size.int", "aten::sym_stride.int", "aten::sym_numel", "aten::sym_storage_offset")
@@ -51,26 +61,27 @@ class Seen:
     """What one compiled program says about who runs which ops."""
 
     source: str
-    backend_ops: set[str] = field(default_factory=set)
+    target_ops: set[str] = field(default_factory=set)
     pytorch_ops: set[str] = field(default_factory=set)
     note: str = ""
     kernels: int = 0  # kernels the backend generated (inductor), where it names no ops
+    runtime_ops: set[str] = field(default_factory=set)  # ran in the backend's runtime, outside its target
 
 
 @dataclass
 class Evidence:
     executed: str
     source: str
-    backend_ops: list[str] = field(default_factory=list)
+    target_ops: list[str] = field(default_factory=list)
     pytorch_ops: list[str] = field(default_factory=list)
     note: str = ""
+    runtime_ops: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"executed": self.executed, "source": self.source}
-        if self.backend_ops:
-            entry["backend_ops"] = self.backend_ops
-        if self.pytorch_ops:
-            entry["pytorch_ops"] = self.pytorch_ops
+        for key in ("target_ops", "runtime_ops", "pytorch_ops"):
+            if getattr(self, key):
+                entry[key] = getattr(self, key)
         if self.note:
             entry["note"] = self.note
         return entry
@@ -84,29 +95,40 @@ def judge(op: str, seen: Iterable[Seen]) -> Evidence:
     source = min((s.source for s in seen), key=SOURCES.index)
     note = "; ".join(dict.fromkeys(s.note for s in seen if s.note))
     if source in ("reference", "whole-program"):
-        return Evidence("backend", source, note=note)
-    ran_backend = set().union(*(s.backend_ops for s in seen))
+        return Evidence("target", source, note=note)
+    ran_target = set().union(*(s.target_ops for s in seen))
+    ran_runtime = set().union(*(s.runtime_ops for s in seen))
     ran_pytorch = set().union(*(s.pytorch_ops for s in seen))
     if op not in SHAPE_QUERIES:  # shape arithmetic around the op is not the op's computation
         ran_pytorch -= set(SHAPE_QUERIES)
-    did_backend = bool(ran_backend) or any(s.kernels for s in seen)
-    if op in ran_pytorch or _same_op(op, ran_pytorch):
+        ran_runtime -= set(SHAPE_QUERIES)
+    did_backend = bool(ran_target or ran_runtime) or any(s.kernels for s in seen)
+    if _ran(op, ran_pytorch):
         executed = "pytorch"
     elif ran_pytorch:
         executed = "partial" if did_backend else "pytorch"
+    elif _ran(op, ran_runtime) or (ran_runtime and not _ran(op, ran_target)):
+        executed = "runtime"  # the op, or part of what it became, never reached the target
     elif did_backend or source == "generated-code":  # no kernel and no ATen call: views Inductor resolved itself
-        executed = "backend"
+        executed = "target"
     else:
         executed = "unknown"
         note = note or "no op was left to run"
-    return Evidence(executed, source, sorted(ran_backend), sorted(ran_pytorch), note)
+    return Evidence(executed, source, sorted(ran_target), sorted(ran_pytorch), note, sorted(ran_runtime))
+
+
+def _ran(op: str, ops: set[str]) -> bool:
+    return op in ops or _same_op(op, ops)
 
 
 def static(kind: str, note: str) -> Evidence | None:
     """Evidence that follows from what the backend is, with no need to look: a backend declared ``reference``
-    (its kernels are PyTorch's own by design) or ``whole-program`` (no way back to PyTorch); None otherwise."""
+    (its kernels are PyTorch's own by design) or ``whole-program`` (no way back to PyTorch), or ``none`` (it
+    declares that nothing can tell: its right answers are unverified); None where evidence is observed."""
     if kind in ("reference", "whole-program"):
-        return Evidence("backend", kind, note=note)
+        return Evidence("target", kind, note=note)
+    if kind == "none":
+        return Evidence("unknown", "none", note=note or "the backend's declaration says nothing can tell")
     return None
 
 
@@ -114,9 +136,19 @@ def carried(record: dict[str, Any], found: Evidence | None) -> dict[str, Any]:
     """A record from a run that collected no evidence, given what can be known without running it again
     (``found``: the backend's static evidence, or None)."""
     if "evidence" in record:
-        return record
+        return upgraded(record)
     found = found or Evidence("unknown", "none", note="recorded before opspec collected execution evidence")
     return {**record, "evidence": found.as_dict(), "executed": found.executed}
+
+
+def upgraded(record: dict[str, Any]) -> dict[str, Any]:
+    """A record written before execution levels, in today's terms: ``backend`` was the backend's target."""
+    found = record.get("evidence")
+    if not found or found.get("executed") not in LEGACY_EXECUTED and "backend_ops" not in found:
+        return record
+    found = {("target_ops" if key == "backend_ops" else key): value for key, value in found.items()}
+    found["executed"] = LEGACY_EXECUTED.get(found["executed"], found["executed"])
+    return {**record, "evidence": found, "executed": found["executed"]}
 
 
 def _same_op(op: str, ops: set[str]) -> bool:
@@ -147,9 +179,10 @@ def note(item: Seen) -> None:
         found.append(item)
 
 
-def report(backend_ops: Iterable[str] = (), pytorch_ops: Iterable[str] = (), note_text: str = "") -> None:
+def report(target_ops: Iterable[str] = (), pytorch_ops: Iterable[str] = (), note_text: str = "",
+           runtime_ops: Iterable[str] = ()) -> None:
     """For a backend's compiler nested where opspec cannot see its output: say what ran where."""
-    note(Seen("hook", set(backend_ops), set(pytorch_ops), note_text))
+    note(Seen("hook", set(target_ops), set(pytorch_ops), note_text, runtime_ops=set(runtime_ops)))
 
 
 # ---- reading what a backend returned ----
@@ -160,7 +193,8 @@ def from_hook(compiled: Any) -> Seen | None:
         return None
     found = executed_ops()
     if isinstance(found, dict):
-        return Seen("hook", set(found.get("backend", ())), set(found.get("pytorch", ())))
+        return Seen("hook", set(found.get("target", ())) | set(found.get("backend", ())), set(found.get("pytorch", ())),
+                    runtime_ops=set(found.get("runtime", ())))
     return Seen("hook", set(found))
 
 

@@ -183,8 +183,7 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
     found = backend.static_evidence() or evidence.judge(case["op"], seen)
     if isinstance(outcome, dict):
         return {"status": outcome["status"], "message": outcome["message"], "executed": found.executed}
-    status = "fallback" if found.executed in evidence.FALLBACK else "pass"
-    return {"status": status, "message": outcome.message, "executed": found.executed}
+    return {"status": evidence.PASSING_STATUS[found.executed], "message": outcome.message, "executed": found.executed}
 
 
 def load_repro(path: str) -> dict[str, Any]:
@@ -196,6 +195,6 @@ def load_repro(path: str) -> dict[str, Any]:
 
 def main(case: dict[str, Any], program: Callable, args, kwargs) -> None:
     result = verdict(case, program, args, kwargs)
-    print(f"{result['status']}: {case['op']} on {case['backend']} ({result['executed']} executed it)"
+    print(f"{result['status']}: {case['op']} on {case['backend']} (computed by: {result['executed']})"
           + (f"\n{result['message']}" if result["message"] else ""))
     sys.exit(0 if result["status"] == "pass" else 1)

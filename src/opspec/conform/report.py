@@ -22,7 +22,7 @@ from opspec.conform.attribution import BLAME
 from opspec.conform.backends import registry
 from opspec.conform.cases import Case
 from opspec.conform.evidence import EXECUTED
-from opspec.conform.runner import CLEAN, STATUSES
+from opspec.conform.runner import CLEAN, RIGHT_ANSWERS, STATUSES
 from opspec.spec import atomic
 
 FORMAT = 1
@@ -274,12 +274,16 @@ def summary_table(report: dict[str, Any], causes_shown: int = 12) -> str:
             lines.append(f"{status:<14}{summary[status]:>6}")
     executed = report.get("executed")
     if executed:
-        lines += ["", "who executed the op (cases run): " + ", ".join(f"{executed[k]} {k}" for k in EXECUTED if executed.get(k))]
+        lines += ["", "who computed the op (cases run): " + ", ".join(
+            f"{executed[k]} {_level_name(k, described)}" for k in EXECUTED if executed.get(k))]
+    if summary.get("unverified"):
+        lines.append(f"{summary['unverified']} right answers are unverified: the backend says nothing about who "
+                     "computed them (its evidence hook, executed_ops(), would)")
     blame = report.get("blame")
     if blame and any(blame.values()):
         lines.append("who failed (cases not passing): " + ", ".join(f"{blame[k]} {k}" for k in BLAME if blame.get(k)))
     lines += ["", *lowering_mod.summary_lines(report)]
-    causes = [c for c in report.get("root_causes", []) if c["outcome"] != "fallback"]
+    causes = [c for c in report.get("root_causes", []) if c["outcome"] not in RIGHT_ANSWERS]
     if causes:
         lines += ["", "root causes (not passing, expected or not):"]
         for cause in causes[:causes_shown]:
@@ -296,6 +300,12 @@ def summary_table(report: dict[str, Any], causes_shown: int = 12) -> str:
         lines += [f"  {r['status']:<13} {r['op']} {r['dtype']}: "
                   f"{'[' + r['blame'] + '] ' if r.get('blame') else ''}{_clip(r.get('message', ''), 100)}" for r in bad]
     return "\n".join(lines)
+
+
+def _level_name(level: str, described: dict[str, Any]) -> str:
+    """``target (the XNNPACK delegate)``: a level with what it is for this backend, where the report says."""
+    what = described.get(level) if level in ("target", "runtime") else None
+    return f"{level} ({what})" if what else level
 
 
 def _device_detail(report: dict[str, Any]) -> str:

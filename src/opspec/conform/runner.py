@@ -33,9 +33,29 @@ from opspec.spec import atomic, load
 from opspec.testing import compare, kernel_errors
 from opspec.testing.strategies import Call
 
-STATUSES = ("pass", "fallback", "fail", "xfail", "xpass", "skip", "compile-error", "run-error", "crash", "timeout")
-CLEAN = ("pass", "fallback", "xfail", "skip")  # statuses that leave the exit code at 0
+STATUSES = ("pass", "undelegated", "fallback", "unverified", "fail", "xfail", "xpass", "skip", "compile-error",
+            "run-error", "crash", "timeout")
+# statuses that leave the exit code at 0: a right answer whoever computed it, an expected failure, a skip
+CLEAN = ("pass", "undelegated", "fallback", "unverified", "xfail", "skip")
 PASSING = ("pass",)  # the only status that counts as a pass
+RIGHT_ANSWERS = tuple(attribution.RIGHT_ANSWERS)  # right, but not computed by the backend's target (or nobody can tell)
+EVIDENCE_HOOK = "the site's page Conform your own backend, section Evidence"
+
+
+def right_answer_message(found: evidence.Evidence, declaration: backends.Declaration | None) -> str:
+    """Why a right answer is not a pass: who computed it instead of the backend's declared target."""
+    target = declaration.target if declaration is not None else "the backend"
+    if found.executed in evidence.FALLBACK:
+        ran = ", ".join(found.pytorch_ops) or "the op"
+        return f"right answer, computed by PyTorch: {ran} ran outside the backend ({found.source})"
+    if found.executed == "runtime":
+        runtime = declaration.runtime if declaration is not None and declaration.runtime else "the backend's runtime"
+        inside = f"; in {target}: {', '.join(found.target_ops)}" if found.target_ops else f"; nothing ran in {target}"
+        return f"right answer, computed by {runtime}, not {target}: {', '.join(found.runtime_ops)}{inside}"
+    if declaration is not None and declaration.evidence == "none":
+        return f"right answer, unverified: {declaration.evidence_note or 'the backend declares that nothing can tell'}"
+    return (f"right answer, unverified: {found.note or 'the backend reported nothing about what it executed'}; a "
+            f"backend says who computed each op through its evidence hook, executed_ops() (see {EVIDENCE_HOOK})")
 
 
 @dataclass(frozen=True)
@@ -93,16 +113,16 @@ class CaseRunner:
         found = self.backend.static_evidence() or evidence.judge(case.op, seen)
         record["evidence"] = found.as_dict()
         record["executed"] = found.executed
-        if record["status"] == "pass" and found.executed in evidence.FALLBACK:
-            record["status"] = "fallback"
-            ran = ", ".join(found.pytorch_ops) or "the op"
-            record["message"] = f"right answer, computed by PyTorch: {ran} ran outside the backend ({found.source})"
-            repro_file = self._repro_file(case)
-            if repro_file is not None:
-                atomic.write_text(repro_file, record["repro"])
-                record["repro_file"] = str(repro_file)
-        elif record["status"] == "pass":
-            record.pop("repro", None)
+        if record["status"] == "pass":
+            record["status"] = evidence.PASSING_STATUS[found.executed]
+            if record["status"] == "pass":
+                record.pop("repro", None)
+            else:  # a right answer the target did not compute: the repro shows it
+                record["message"] = right_answer_message(found, self.backend.declaration)
+                repro_file = self._repro_file(case)
+                if repro_file is not None:
+                    atomic.write_text(repro_file, record["repro"])
+                    record["repro_file"] = str(repro_file)
         if record["status"] == "crash":  # a device fault: replaying on a poisoned device proves nothing
             record.update(attribution.device_fault().as_dict())
         elif record["status"] not in PASSING:

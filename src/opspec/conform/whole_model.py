@@ -75,7 +75,7 @@ class ModelResult:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.status in ("pass", "fallback") else 1  # as op-level runs: a fallback is no bug
+        return 0 if self.status in ("pass", *evidence.PASSING_STATUS.values()) else 1  # a right answer is no bug
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "backend": self.backend, "status": self.status, "message": self.message,
@@ -127,12 +127,9 @@ def check_model(name: str, example: ExampleModel, backend: backends.Backend, ops
         result.executed = backend.static_evidence() or evidence.judge("", seen)
         verdict = compare.compare(_tensors_of(candidate), _tensors_of(reference), tolerance=MODEL_TOLERANCE)
         result.compared = _numbers(verdict)
-        if verdict.ok and result.executed.executed in evidence.FALLBACK:
-            ran = result.executed.pytorch_ops
-            return _done(result, "fallback", f"right answer, but {len(ran)} of the model's ops ran in PyTorch, not in "
-                         f"the backend ({result.executed.source}): {', '.join(ran)}", started)
         if verdict.ok:
-            return _done(result, "pass", "", started)
+            return _done(result, evidence.PASSING_STATUS[result.executed.executed], _right_answer(result.executed),
+                         started)
         result.message = f"outputs differ from eager: {verdict.message}"
         result.status = "fail"
         result.first_divergence, result.culprit = localise(graph_module, example, backend, opset, repro_dir, name)
@@ -284,3 +281,15 @@ def op_alone(call: Call, backend: backends.Backend, opset: Opset) -> str | None:
     verdict = compare.compare(candidate, reference, tolerance=tolerance)
     return None if verdict.ok else verdict.message
 
+
+def _right_answer(found: evidence.Evidence) -> str:
+    """Why a model that matched eager is not a pass: who computed its ops instead of the backend's target."""
+    if found.executed in evidence.FALLBACK:
+        return (f"right answer, but {len(found.pytorch_ops)} of the model's ops ran in PyTorch, not in the backend "
+                f"({found.source}): {', '.join(found.pytorch_ops)}")
+    if found.executed == "runtime":
+        return (f"right answer, but {len(found.runtime_ops)} of the model's ops ran in the backend's runtime, outside "
+                f"its target: {', '.join(found.runtime_ops)}")
+    if found.executed == "unknown":
+        return f"right answer, unverified: {found.note or 'the backend reported nothing about what it executed'}"
+    return ""

@@ -10,7 +10,7 @@ from opspec.conform.backends import dynamo
 DECLARATIONS = (
     dynamo.declare(
         "aot_eager",
-        evidence="reference",
+        evidence="reference", target="PyTorch's eager kernels behind the front end",
         evidence_note="dynamo and AOT autograd, then PyTorch's eager kernels: a pass says the front end kept the op's "
                       "meaning",
         stages=dynamo.stages_with(aot=True),
@@ -24,7 +24,7 @@ DECLARATIONS = (
     ),
     dynamo.declare(
         "aot_eager_decomp_partition",
-        evidence="reference",
+        evidence="reference", target="PyTorch's eager kernels behind the front end",
         evidence_note="dynamo, AOT autograd and Inductor's decompositions, then PyTorch's eager kernels",
     ),
 )

@@ -16,8 +16,9 @@ from typing import Any, Callable, ContextManager
 
 from opspec.conform import evidence, expectations, lowering
 
-# evidence kinds: "observed" (hook, partitions or generated code, per case), or a fact of what the backend is
-EVIDENCE_KINDS = ("observed", "reference", "whole-program")
+# evidence kinds: "observed" (hook, partitions or generated code, per case), a fact of what the backend is
+# ("reference", "whole-program"), or "none": nothing can tell who ran an op (its right answers stay unverified)
+EVIDENCE_KINDS = ("observed", "reference", "whole-program", "none")
 
 
 class UnknownBackend(LookupError):
@@ -39,7 +40,11 @@ class Declaration:
     name: str
     build: Callable[["Declaration", Any, bool], "Backend"] = field(repr=False)
     evidence: str = "observed"  # one of EVIDENCE_KINDS
-    evidence_note: str = ""  # what a pass means, for the reference and whole-program kinds
+    evidence_note: str = ""  # what a pass means (reference, whole-program), or why nothing can tell (none)
+    # the execution levels: what computes an op for a pass (the delegate, the compiler's kernels), and the
+    # backend's own runtime that runs what the target does not take ("" where there is no such level)
+    target: str = "the backend"
+    runtime: str = ""
     # the front-end layers, outermost first, as (layer, reference backend) pairs: see attribution.stages
     stages: Callable[["Backend"], list] | None = field(default=None, repr=False)
     # (party, stage, reason) when no layer reproduces a failure: for backends that are all front end
@@ -107,6 +112,10 @@ class Backend:
         described = {"name": self.name, "version": self.version}
         if self.package:
             described["package"] = self.package
+        if self.declaration is not None:  # the execution levels a record's ``executed`` refers to
+            described["target"] = self.declaration.target
+            if self.declaration.runtime:
+                described["runtime"] = self.declaration.runtime
         return described
 
     def static_evidence(self) -> evidence.Evidence | None:

@@ -18,7 +18,7 @@ def _build(declaration: Declaration, opset, dynamic: bool) -> Backend:
 DECLARATIONS = (
     Declaration(
         "eager", _build,
-        evidence="reference", evidence_note="the reference itself: PyTorch's eager kernels, no tracing",
+        evidence="reference", target="PyTorch's eager kernels (the reference)", evidence_note="the reference itself: PyTorch's eager kernels, no tracing",
         stages=lambda backend: [],  # nothing in front of the kernels: a failure is the suite's own
         unexplained=lambda own_rule: ("opspec", "reference", "the eager reference disagrees with itself"),
         lowering_meaning="Runs every op with its eager ATen kernel. Nothing is compiled, so there is no lowering "

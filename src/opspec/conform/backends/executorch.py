@@ -2,7 +2,8 @@
 
 Two backends: ``executorch`` (every op on the portable CPU kernels) and
 ``executorch-xnnpack`` (the XNNPACK partitioner delegates what it supports; the
-rest runs on the portable kernels). The program is exported the way the
+rest runs on the portable kernels, so a right answer computed there is
+``undelegated``, not a pass of XNNPACK). The program is exported the way the
 ``export`` backend exports it (dynamic sizes, ``Dim.AUTO``), lowered with
 ExecuTorch's own decompositions, serialized, loaded by the runtime
 (``executorch.runtime``, the pybindings) and run there: nothing falls back to
@@ -48,9 +49,14 @@ def _stages(backend: Backend) -> list[tuple[str, Backend]]:
     return [*program.export_stages(backend), ("edge decompositions", edge)]
 
 
+PORTABLE = "ExecuTorch's portable CPU kernels"
+
+
 def _declare(name: str, xnnpack: bool) -> Declaration:
+    # with a delegate, a pass is the delegate's; the portable kernels around it are the runtime level
+    levels = {"target": "the XNNPACK delegate", "runtime": PORTABLE} if xnnpack else {"target": PORTABLE}
     return Declaration(name, _builder(xnnpack), stages=_stages, extra="executorch", requires=("executorch.exir",),
-                       packages=("executorch",))
+                       packages=("executorch",), **levels)
 
 
 DECLARATIONS = (_declare("executorch", False), _declare("executorch-xnnpack", True))
@@ -110,9 +116,11 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
         raise CompileError(f"executorch: {one_line(err, cause=True)}") from err
     backend.handed |= _ops(exported.graph)
     backend.delegated |= delegated
-    # everything runs in the ExecuTorch runtime: delegated subgraphs in XNNPACK, the rest on portable kernels
-    evidence.report(sorted(delegated | portable_ops), [],
-                    f"delegated to XNNPACK: {', '.join(sorted(delegated)) or 'nothing'}" if xnnpack else "")
+    # everything runs in the ExecuTorch runtime: with XNNPACK, delegated subgraphs in the delegate (the target)
+    # and the rest on the portable kernels (the runtime level); without it, the portable kernels are the target
+    executed = {"target": sorted(delegated), "runtime": sorted(portable_ops), "pytorch": []} if xnnpack \
+        else {"target": sorted(portable_ops), "pytorch": []}
+    evidence.report(executed["target"], [], runtime_ops=executed.get("runtime", ()))
     _, spec = _pytree.tree_flatten(fn(*[t.clone() for t in example_inputs]))
 
     def run(*inputs, _keep=(buffer, loaded)):  # the method reads the program's memory: keep it alive
@@ -121,7 +129,7 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
         return _pytree.tree_unflatten(list(outputs), spec)
 
     def executed_ops() -> dict[str, list[str]]:
-        return {"backend": sorted(delegated | portable_ops), "pytorch": []}
+        return executed
 
     run.executed_ops = executed_ops
     run.delegated_ops = sorted(delegated)

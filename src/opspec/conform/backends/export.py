@@ -23,7 +23,7 @@ def _unexplained(own_rule: bool) -> tuple[str, str, str]:
 DECLARATIONS = (
     Declaration(
         "export", _build,
-        evidence="reference",
+        evidence="reference", target="PyTorch's eager kernels behind the exported program",
         evidence_note="torch.export and the opset's decompositions, then PyTorch's eager kernels: a pass says the "
                       "exported program computes the op",
         stages=program.export_stages,

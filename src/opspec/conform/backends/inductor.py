@@ -10,6 +10,7 @@ DECLARATIONS = (
         "inductor",
         stages=dynamo.stages_with(("decompositions", "aot_eager_decomp_partition")),
         watchers=(evidence.watching_inductor,),
+        target="Inductor's generated kernels",
         lowering_meaning="Lowered: Inductor generates code for the op (directly, or after decomposing it into ops "
                          "it lowers). Fallback: the op runs its ATen kernel inside the compiled graph.",
     ),

@@ -41,7 +41,7 @@ def _build(declaration: Declaration, opset, dynamic: bool) -> Backend:
 DECLARATIONS = (
     Declaration(
         "ir-roundtrip", _build,
-        evidence="reference",
+        evidence="reference", target="PyTorch's eager kernels behind the rebuilt records",
         evidence_note="the exported program as flat JSON records, each call rebuilt from its schema and run by "
                       "PyTorch's eager kernels: a pass says the op's calls survive the round trip",
         stages=program.export_stages,

@@ -47,7 +47,7 @@ def _build(declaration: Declaration, opset, dynamic: bool) -> Backend:
 DECLARATIONS = (
     Declaration(
         "onnxruntime", _build,
-        evidence="whole-program",
+        evidence="whole-program", target="the ONNX Runtime session",
         evidence_note="the whole exported program runs in an ONNX Runtime session; the ONNX exporter has no PyTorch "
                       "fallback",
         stages=program.export_stages,

@@ -55,6 +55,7 @@ def _builder(options: dict | None) -> Callable[[Declaration, Any, bool], Backend
 
 def _declare(name: str, options: dict | None) -> Declaration:
     return Declaration(name, _builder(options), stages=dynamo.stages_with(), extra="openvino",
+                       target="OpenVINO (the partitions its CPU plugin runs)",
                        requires=("openvino.frontend.pytorch.torchdynamo.backend",), packages=("openvino",))
 
 
@@ -91,7 +92,7 @@ class Executed:
 
     def executed_ops(self) -> dict[str, list[str]]:
         if self.module is None:
-            return {"backend": [], "pytorch": []}
+            return {"target": [], "pytorch": []}
         from openvino.frontend.pytorch.torchdynamo.execute import OpenVINOGraphModule
 
         backend, pytorch = set(), set(_ops(self.module.graph))
@@ -104,7 +105,7 @@ class Executed:
                 (backend if ran_in_openvino else pytorch).update(ops)
             elif isinstance(child, torch.fx.GraphModule):  # not run yet: OpenVINO will compile it at the first call
                 backend |= _ops(child.graph)
-        return {"backend": sorted(backend), "pytorch": sorted(pytorch)}
+        return {"target": sorted(backend), "pytorch": sorted(pytorch)}
 
 
 def _partition_ran(child, wrapper: type) -> tuple[set[str], bool]:
@@ -122,7 +123,7 @@ def _partition_ran(child, wrapper: type) -> tuple[set[str], bool]:
 
 def _tell_runner(ops: dict[str, list[str]]) -> None:
     """After each run: a partition that failed at its first run fell back to PyTorch then, not at compile time."""
-    evidence.report(ops["backend"], ops["pytorch"])
+    evidence.report(ops["target"], ops["pytorch"])
 
 
 @contextlib.contextmanager

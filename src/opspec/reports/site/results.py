@@ -19,10 +19,11 @@ STATUS_KEYS = ("status", "outcome", "result")
 
 
 # The order statuses are shown in; any other status a report carries follows, alphabetically.
-STATUS_ORDER = ("pass", "fallback", "fail", "compile-error", "run-error", "crash", "timeout", "error",
-                "xfail", "xpass", "skip")
+STATUS_ORDER = ("pass", "undelegated", "fallback", "unverified", "fail", "compile-error", "run-error", "crash", "timeout",
+                "error", "xfail", "xpass", "skip")
 GOOD = {"pass"}
-EXPECTED = {"xfail", "skip", "fallback"}
+# right answers not computed by the backend's target (or with no evidence of who did), known failures, skips
+EXPECTED = {"xfail", "skip", "undelegated", "fallback", "unverified"}
 
 
 def status_key(status: str) -> tuple[int, str]:
@@ -43,6 +44,7 @@ class Record:
     reason: str = ""  # the expectation's reason, for xfail and skip
     repro: str = ""
     attribution: str = ""  # who a non-pass is put on (frontend, backend, opspec), when the report says
+    executed: str = ""  # who computed the op: target, runtime, pytorch, partial or unknown, when the report says
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,9 @@ class Report:
     manifest_description: str = ""
     device_name: str = ""  # the hardware, when the report names it
     blame: dict[str, int] = field(default_factory=dict)  # non-passes by who failed, when the report counts them
+    target: str = ""  # what computes an op for a pass (the backend's declared target), when the report says
+    runtime: str = ""  # the backend's runtime outside its target, when it has one
+    executed: dict[str, int] = field(default_factory=dict)  # cases by who computed the op, when the report counts them
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,9 @@ def _report(data: dict, path: Path, backend: str, manifests: dict[str, str]) -> 
         device_name=_text(data, ("device_name",)),
         blame={k: v for k, v in data["blame"].items() if isinstance(v, int) and not isinstance(v, bool)}
         if isinstance(data.get("blame"), dict) else {},
+        target=_text(about, ("target",)), runtime=_text(about, ("runtime",)),
+        executed={k: v for k, v in data["executed"].items() if isinstance(v, int) and not isinstance(v, bool) and v}
+        if isinstance(data.get("executed"), dict) else {},
     )
 
 
@@ -232,6 +240,7 @@ def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
                 reason=_text(expectation, ("reason",), limit=1000) or _text(item, ("reason",), limit=1000),
                 repro=repro if isinstance(repro, str) else "",
                 attribution=attribution if isinstance(attribution, str) else "",
+                executed=_text(item, ("executed",)),
             ))
         if skipped:
             results.notes.append(f"{path.name}: {skipped} entries without an op were skipped")

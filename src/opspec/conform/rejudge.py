@@ -1,0 +1,77 @@
+"""A report judged again from what it recorded, with today's rules: nothing is run.
+
+When the way verdicts are read from a run changes (who computed an op, since
+execution levels), a committed report need not be run again to follow: each
+record's evidence is read in today's terms, a right answer gets the status its
+level gives, and today's expectations are applied, as ``--resume`` does for the
+records it carries. Failures keep their outcome and blame.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from opspec.conform import attribution, evidence, report
+from opspec.conform import expectations as expectations_mod
+from opspec.conform.backends import Declaration
+from opspec.conform.runner import RIGHT_ANSWERS, right_answer_message
+
+# what a run computes from its records; everything else in a report is its header
+COMPUTED = (*report.SECTIONS, "$schema", "duration_s", "warnings")
+
+
+def record(found: dict[str, Any], declaration: Declaration | None) -> dict[str, Any]:
+    """One record with its evidence level and, for a right answer, its status judged again."""
+    found = evidence.upgraded(found)
+    recorded = found.get("evidence")
+    if recorded is None:
+        return found
+    level = _level(found, recorded, declaration)
+    rejudged = {**found, "evidence": level.as_dict(), "executed": level.executed}
+    outcome = found.get("outcome", found["status"])
+    if outcome not in ("pass", *RIGHT_ANSWERS):
+        return rejudged
+    now = evidence.PASSING_STATUS[level.executed]
+    if now == outcome:
+        return rejudged
+    rejudged.update(status=now, outcome=now, message="" if now == "pass" else right_answer_message(level, declaration))
+    for key in ("blame", "blame_stage", "blame_reason"):
+        rejudged.pop(key, None)
+    if now != "pass":
+        rejudged.update(attribution.right_answer(now).as_dict())
+    return rejudged
+
+
+def _level(found: dict[str, Any], recorded: dict[str, Any], declaration: Declaration | None) -> evidence.Evidence:
+    static = declaration.static_evidence() if declaration is not None else None
+    if static is not None:
+        return static
+    if recorded.get("source", "none") == "none":
+        return evidence.Evidence("unknown", "none", note=recorded.get("note", ""))
+    target, runtime = set(recorded.get("target_ops", ())), set(recorded.get("runtime_ops", ()))
+    delegated = set(found.get("delegated_ops", ()))
+    if not runtime and declaration is not None and declaration.runtime:
+        # written before the levels: the delegate's ops were recorded apart, the rest ran in the runtime
+        target, runtime = delegated, target - delegated
+    seen = evidence.Seen(recorded["source"], target, set(recorded.get("pytorch_ops", ())), recorded.get("note", ""),
+                         runtime_ops=runtime)
+    return evidence.judge(found["op"], [seen])
+
+
+def rejudge(previous: dict[str, Any], declaration: Declaration | None, expectations_path: Path | None,
+            opset) -> dict[str, Any]:
+    """The report ``previous`` judged again: records, summary, counts and warnings rebuilt."""
+    expected = expectations_mod.read(expectations_path, opset, previous.get("torch")) if expectations_path \
+        else expectations_mod.Expectations()
+    head = {key: value for key, value in previous.items() if key not in COMPUTED}
+    if declaration is not None and isinstance(head.get("backend"), dict):
+        head["backend"] = {**head["backend"], "target": declaration.target,
+                           **({"runtime": declaration.runtime} if declaration.runtime else {})}
+    records = [expectations_mod.reapply(record(r, declaration), expected.lookup(report.case_of(r)))
+               for r in previous["results"]]
+    final = report.final(head, records, order=[report.case_of(r) for r in records],
+                         warnings=[*expected.warnings, *expectations_mod.stale(records)],
+                         duration_s=float(previous.get("duration_s") or 0.0))
+    if "functionalization" in previous:
+        final = report.with_section(final, "functionalization", previous["functionalization"])
+    return final

@@ -1,0 +1,46 @@
+"""Judge committed conformance reports again from what they recorded, with today's rules (nothing is run).
+
+    python tools/rejudge_reports.py [REPORT.json ...]     # default: every report in conformance/results/
+
+Each report keeps its header, cases and measurements; its records' execution
+evidence is read in today's levels (target, runtime, pytorch, unknown), right
+answers get the status their level gives, the expectations file the report names
+is applied again, and the summary, counts and root causes are rebuilt
+(:mod:`opspec.conform.rejudge`). Prints one line per report: what changed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+from opspec.conform import rejudge, report  # noqa: E402
+from opspec.conform.backends import registry  # noqa: E402
+from opspec.conform.runner import cached_opset  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("reports", nargs="*", type=Path,
+                        default=sorted((REPO / "conformance" / "results").glob("*.json")))
+    args = parser.parse_args(argv)
+    for path in args.reports:
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        name = previous["backend"]["name"] if isinstance(previous["backend"], dict) else previous["backend"]
+        declaration = registry.lookup(name)
+        named = previous.get("expectations")
+        expectations = REPO / named if named else (declaration.expectations_path() if declaration else None)
+        final = rejudge.rejudge(previous, declaration, expectations, cached_opset(previous["opset"]))
+        report.write(path, final)
+        before, after = Counter(r["status"] for r in previous["results"]), Counter(r["status"] for r in final["results"])
+        changed = {s: after[s] - before[s] for s in sorted({*before, *after}) if after[s] != before[s]}
+        print(f"{path.name}: " + (", ".join(f"{s} {n:+d}" for s, n in changed.items()) or "no status changed"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
