@@ -5,7 +5,8 @@ from pathlib import Path
 
 from opspec.cli import UsageError, add_opset_option, dtype_names, pathargs
 
-STATUS_HELP = "pass, fallback, fail, xfail, xpass, skip, compile-error, run-error, crash, timeout"
+STATUS_HELP = ("pass (the backend's target computed it), undelegated (its runtime did), fallback (PyTorch did), "
+               "unverified (nobody can tell), fail, xfail, xpass, skip, compile-error, run-error, crash, timeout")
 
 
 def add_parser(subparsers) -> None:

@@ -1,0 +1,22 @@
+"""C++ warnings of kernels called on purpose at their edges stay off the terminal; other native output does not."""
+from __future__ import annotations
+
+import os
+
+import torch
+
+from opspec.testing import native_warnings
+
+
+def test_native_warnings_are_held_back_and_other_output_passes(capfd):
+    with native_warnings.held_back():
+        torch.ops.aten.var.correction(torch.ones(1), None, correction=1)  # TORCH_WARN straight to fd 2
+        os.write(2, b"a native library says something else\n")
+    err = capfd.readouterr().err
+    assert "degrees of freedom" not in err
+    assert "a native library says something else" in err
+
+
+def test_without_it_the_warning_reaches_stderr(capfd):
+    torch.ops.aten.var.correction(torch.ones(1), None, correction=1)
+    assert "degrees of freedom" in capfd.readouterr().err
