@@ -135,3 +135,31 @@ def test_the_version_matrix_step_keeps_each_rows_status():
     assert result["torch"] == torch.__version__ and len(result["findings"]) == 1
     unusable = matrix_script.special_cases_result(subprocess.CompletedProcess([], 2, "x.yaml:3:7: bad row\n", ""))
     assert unusable["ok"] is False and unusable["findings"] == ["x.yaml:3:7: bad row"]
+
+
+def test_each_published_report_says_its_verdict_on_a_row():
+    from opspec.reports.site import results as results_mod
+    from opspec.reports.site import special_cases as special_mod
+    from opspec.spec import special_cases as spec_cases
+
+    def record(report, status, **fields):
+        return results_mod.Record(backend=report, op="aten::abs", dtype="float32", device="cpu", status=status,
+                                  report=report, **fields)
+
+    nan_row = spec_cases.SpecialCase("aten::abs", "The absolute value of NaN is NaN.", "nan", {"self": ["nan"]})
+    records = [record("inductor-cpu", "pass", rows_held=True), record("openvino-cpu", "fallback", rows_held=True),
+               record("wrong-cpu", "fail", failed_row="The absolute value of NaN is NaN."),
+               record("older-cpu", "pass")]  # ran no rows: says nothing
+    assert special_mod.backend_verdicts(nan_row, records) == "fails on wrong-cpu: fail; held on inductor-cpu, openvino-cpu"
+    other = spec_cases.SpecialCase("aten::abs", "Another row.", "nan", {"self": ["nan"]})
+    assert special_mod.backend_verdicts(other, records[-1:]) == "—"
+
+
+def test_rows_held_only_for_a_right_answer_that_ran_every_row():
+    from opspec.reports.site.results import _rows_held
+
+    assert _rows_held({"status": "pass", "special_cases": {"rows": 3, "run": 3}})
+    assert _rows_held({"status": "xfail", "outcome": "undelegated", "special_cases": {"rows": 2, "run": 2}})
+    assert not _rows_held({"status": "pass", "special_cases": {"rows": 3, "run": 2}})
+    assert not _rows_held({"status": "fail", "special_cases": {"rows": 3, "run": 3}})
+    assert not _rows_held({"status": "pass"})

@@ -202,7 +202,8 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                     proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
                                for p in touching],
                     op_link=lambda n, prefix=prefix: op_link(n, prefix),
-                    special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch),
+                    special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch,
+                                                      results.for_op(name)),
                 )
                 pages[f"ops/{slugs[name]}.md" if location == "canonical" else f"{opset.version}/ops/{slugs[name]}.md"] = text
 

@@ -45,6 +45,8 @@ class Record:
     repro: str = ""
     attribution: str = ""  # who a non-pass is put on (frontend, backend, opspec), when the report says
     executed: str = ""  # who computed the op: target, runtime, pytorch, partial or unknown, when the report says
+    rows_held: bool = False  # every special-case row of the op ran and held (a right answer with rows run)
+    failed_row: str = ""  # the special-case row the case failed on ("says" of the row), when it failed on one
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,16 @@ def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
                 repro=repro if isinstance(repro, str) else "",
                 attribution=attribution if isinstance(attribution, str) else "",
                 executed=_text(item, ("executed",)),
+                rows_held=_rows_held(item),
+                failed_row=_text(item["special_case"], ("says",)) if isinstance(item.get("special_case"), dict) else "",
             ))
         if skipped:
             results.notes.append(f"{path.name}: {skipped} entries without an op were skipped")
     return results
+
+
+def _rows_held(item: dict) -> bool:
+    """A right answer (whoever computed it) whose special-case rows all ran."""
+    rows = item.get("special_cases")
+    right = item.get("outcome", item.get("status")) in ("pass", "undelegated", "fallback", "unverified")
+    return right and isinstance(rows, dict) and bool(rows.get("rows")) and rows.get("run") == rows.get("rows")

@@ -22,6 +22,7 @@ class Row:
     result: str
     latitude: str
     checked: str
+    backends: str = ""  # each published report's verdict on the row
 
 
 def row_key(case: SpecialCase) -> str:
@@ -65,8 +66,18 @@ def matrix_versions(path: Path) -> dict[str, list[str]]:
     return found
 
 
-def rows_for(cases: tuple[SpecialCase, ...], matrix: dict[str, list[str]], built: dict[str, str], torch: str | None) -> list[Row]:
-    """Table rows; ``built`` is each row's status on the torch the site was built with (empty when not run)."""
+def backend_verdicts(case: SpecialCase, records) -> str:
+    """Each published report's verdict on the row: held (its case ran every row right), or the status of the case
+    that failed on it; reports whose case ran no rows say nothing."""
+    held = sorted({r.report for r in records if r.rows_held})
+    failed = sorted({f"{r.report}: {r.status}" for r in records if r.failed_row == case.says})
+    return "; ".join([*(f"fails on {f}" for f in failed), *([f"held on {', '.join(held)}"] if held else [])]) or "—"
+
+
+def rows_for(cases: tuple[SpecialCase, ...], matrix: dict[str, list[str]], built: dict[str, str], torch: str | None,
+             records=()) -> list[Row]:
+    """Table rows; ``built`` is each row's status on the torch the site was built with (empty when not run);
+    ``records``: the op's published conformance records, for each backend's verdict on the row."""
     table = []
     for case in cases:
         key = row_key(case)
@@ -90,5 +101,6 @@ def rows_for(cases: tuple[SpecialCase, ...], matrix: dict[str, list[str]], built
             result=result_text(case) + (f" in {', '.join(case.dtypes)}" if case.dtypes else ""),
             latitude=(", ".join(map(literal, case.latitude.allowed)) + f": {case.latitude.reason}") if case.latitude else "—",
             checked="; ".join(checked) or "not checked yet (unchecked prose)",
+            backends=backend_verdicts(case, records),
         ))
     return table
