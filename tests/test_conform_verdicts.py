@@ -66,6 +66,26 @@ def replays(record: dict) -> str:
     return done.stdout.split(":")[0]
 
 
+def test_a_right_answer_nobody_vouches_for_is_unverified_and_counted_apart(tmp_path, capsys):
+    code, report = run(tmp_path, "opaque", "argmax.default")
+    record = report["results"][0]
+    assert (record["status"], record["executed"], record["blame"]) == ("unverified", "unknown", "backend")
+    assert "executed_ops()" in record["message"] and "repro" in record
+    assert report["summary"]["unverified"] == 1 and report["summary"]["pass"] == 0
+    assert code == 0  # a right answer: no failure, and no pass either
+    assert "1 right answers are unverified" in capsys.readouterr().out
+
+
+def test_a_delegates_pass_is_the_delegates_and_the_runtimes_right_answers_are_undelegated(tmp_path, capsys):
+    code, report = run(tmp_path, "delegating", "ceil,floor")
+    results = by_op(report)
+    assert (results["aten::ceil"]["status"], results["aten::ceil"]["executed"]) == ("pass", "target")
+    floor = results["aten::floor"]
+    assert (floor["status"], floor["executed"], floor["blame_stage"]) == ("undelegated", "runtime", "execution")
+    assert floor["evidence"]["runtime_ops"] == ["aten::floor"] and "nothing ran in" in floor["message"]
+    assert report["executed"]["target"] == 1 and report["executed"]["runtime"] == 1 and code == 0
+
+
 def test_a_backend_returning_the_graph_it_was_handed_executed_nothing(tmp_path):
     _, report = run(tmp_path, "eager_passthrough", "ceil")
     record = report["results"][0]
