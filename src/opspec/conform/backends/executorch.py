@@ -108,8 +108,7 @@ def _compile(backend: Backend, fn: Callable, example_inputs: list, *, xnnpack: b
             edge = to_edge_transform_and_lower(exported, partitioner=partitioner)
             edge_program = edge.exported_program()
             delegated, portable_ops = _delegated(edge_program), _ops(edge_program.graph)  # before out= variants
-            program = edge.to_executorch()
-            buffer = program.buffer
+            buffer = edge.to_executorch().buffer
             loaded = Runtime.get().load_program(buffer)
             method = loaded.load_method("forward")
     except Exception as err:  # noqa: BLE001
