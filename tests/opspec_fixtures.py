@@ -226,3 +226,14 @@ def reopen_newest(opset_root: Path) -> str:
     entry = re.sub(r"^    (released|digest): .*\n", "", entry, flags=re.M)
     index.write_text(text[:start] + entry)
     return newest
+
+
+# Per-case fields of a conformance record that depend on when and where the case ran, not on its verdict.
+RUN_FIELDS = ("duration_s", "repro_file")
+
+
+def verdicts(report: dict) -> dict[tuple[str, str, str], dict]:
+    """Each case of a conformance report -> its record less the run's timing and paths: status, message,
+    evidence, blame, errors and repro, which runs of the same cases must agree on."""
+    return {(r["op"], r["dtype"], r["device"]): {k: v for k, v in r.items() if k not in RUN_FIELDS}
+            for r in report["results"]}

@@ -56,7 +56,8 @@ def test_wheel_carries_the_opset_data(tmp_path):
             "opspec/_opset/schema/special_cases.schema.json", "opspec/_opset/special_cases/README.md"} <= names
     for template in (ROOT / "src" / "opspec" / "reports" / "templates").rglob("*.j2"):
         assert f"opspec/{template.relative_to(ROOT / 'src' / 'opspec').as_posix()}" in names
-    for folder, package in (("conformance/backends", "_backends"), ("conformance/expectations", "_expectations")):
+    for folder, package in (("conformance/backends", "_backends"), ("conformance/expectations", "_expectations"),
+                            ("conformance/costs", "_costs")):
         for data_file in (ROOT / folder).glob("*.yaml"):
             assert f"opspec/{package}/{data_file.name}" in names
     # Installed from the wheel alone, away from the checkout, the package reads its own copy of the data.

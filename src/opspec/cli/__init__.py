@@ -29,6 +29,7 @@ COMMANDS = (
     "site",
     "coverage",
     "conform",
+    "report",
     "strategies",
 )
 

@@ -36,6 +36,15 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--report", type=pathargs.output_file, metavar="PATH", help="final JSON report (default: conformance-BACKEND-DEVICE.json)")
     parser.add_argument("--isolate", action="store_true",
                         help="record a crash or hang as that case's status and go on (cases run in worker processes)")
+    parser.add_argument("-j", "--jobs", type=int, metavar="N",
+                        help="cases run at once, each in its own worker process (default: the cores this process may "
+                             "use). Verdicts are the same for any N; the report keeps the plan's order. Without "
+                             "--isolate the first crash or hang still ends the run: no new case starts, those running "
+                             "finish and are journaled")
+    parser.add_argument("--shard", metavar="K/N",
+                        help="run only the K-th of N parts of the cases: whole ops, cut from a hash order of their "
+                             "names into parts of about equal measured cost (conformance/costs/case_costs.yaml), so a "
+                             "new op moves no other op; 'opspec report merge' joins the N reports into one")
     parser.add_argument("--timeout", type=float, metavar="S", help="seconds a case may take (default 300 with --isolate)")
     parser.add_argument("--resume", type=pathargs.input_file, metavar="PATH", help="skip the cases recorded in this report or journal")
     parser.add_argument("--rerun-failures", action="store_true",
@@ -84,7 +93,7 @@ def run(args) -> int:
         rerun_failures=args.rerun_failures, shuffle=args.shuffle, max_examples=args.max_examples,
         max_compiles=args.max_compiles, seed=args.seed, static=args.static,
         special_cases=not args.no_special_cases, inputs=Path(args.inputs) if args.inputs else None, functionalization=args.functionalization,
-        findings=Path(args.findings) if args.findings else None)
+        findings=Path(args.findings) if args.findings else None, jobs=args.jobs, shard=args.shard)
     try:
         return plan_mod.execute(plan_mod.prepare(request))
     except plan_mod.PlanError as err:
@@ -107,8 +116,9 @@ def run_model(args) -> int:
     from opspec.spec import atomic
     from opspec.spec.errors import first_line
 
-    if args.ops or args.inputs or args.functionalization or args.resume:
-        raise UsageError("--model runs a whole model; it takes no --ops, --inputs, --functionalization or --resume")
+    if args.ops or args.inputs or args.functionalization or args.resume or args.shard or args.jobs:
+        raise UsageError("--model runs a whole model; it takes no --ops, --inputs, --functionalization, --resume, "
+                         "--shard or --jobs")
     opset = cached_opset(args.opset_version if args.opset_version else None)
     report_path = Path(args.report or f"conformance-model-{report.slug(args.model)}-{report.slug(args.backend)}.json")
     log_path = report_path.with_suffix(".log")

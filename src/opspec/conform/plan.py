@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from opspec.bridge import functional_variants, torch_ops
-from opspec.conform import backends, cases, expectations, functionalization, ir, report, suite
-from opspec.conform.isolation import Isolated, WorkerError
+from opspec.conform import backends, cases, expectations, functionalization, ir, report, shards, suite
+from opspec.conform.isolation import WorkerError
+from opspec.conform.pool import Pool, default_jobs
 from opspec.conform.lowering import shown
 from opspec.conform.runner import Settings, cached_opset
 
@@ -47,6 +48,8 @@ class Request:
     inputs: Path | None = None
     functionalization: bool = False
     findings: Path | None = None
+    jobs: int | None = None  # worker processes; None: the machine's cores
+    shard: str | None = None  # "K/N": the K-th of N cost-balanced parts of the cases (conform.shards)
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Prepared:
     settings: Settings
     timeout: float | None
     declaration: backends.Declaration
+    jobs: int = 1
     findings: Any = None  # functionalization findings, with --functionalization
     variants: list = field(default_factory=list)
     carried_section: dict | None = None  # the resumed report's functionalization section
@@ -91,6 +95,9 @@ def prepare(request: Request, out: TextIO | None = None) -> Prepared:
         raise PlanError("--rerun-failures needs --resume")
     if request.findings is not None and not request.functionalization:
         raise PlanError("--findings needs --functionalization")
+    if request.jobs is not None and request.jobs < 1:
+        raise PlanError("-j/--jobs must be at least 1")
+    split = _shard(request)
     declaration = declaration_of(request.backend)
     opset = cached_opset(request.opset)
     try:
@@ -117,9 +124,16 @@ def prepare(request: Request, out: TextIO | None = None) -> Prepared:
                          seed=request.seed, max_examples=request.max_examples, max_compiles=request.max_compiles,
                          dtypes=dtypes, ops=list(request.ops) or None,
                          expectations=shown(expectation_path) if expectation_path else None, isolate=request.isolate,
-                         shuffle=request.shuffle)
+                         shuffle=request.shuffle, dynamic=not request.static, special_cases=request.special_cases)
+    planned = replayed or cases.cases_for(ops, dtypes, [request.device])
+    if split is not None:
+        costs = shards.costs_for(request.backend)
+        planned = split.select(planned, costs)
+        head["shard"] = split.describe(planned, costs)
+    jobs = request.jobs or default_jobs()
+    head["jobs"] = jobs
     previous, previous_duration, carried_section = _resumed(request, head)
-    plan = suite.Plan(cases=replayed or cases.cases_for(ops, dtypes, [request.device]), header=head,
+    plan = suite.Plan(cases=planned, header=head,
                       report_path=request.report_path, expectations=expected, previous=previous,
                       keep_going=request.isolate, previous_duration_s=previous_duration, shuffle=request.shuffle)
     timeout = request.timeout if request.timeout is not None else (300.0 if request.isolate else None)
@@ -129,7 +143,19 @@ def prepare(request: Request, out: TextIO | None = None) -> Prepared:
                         log_file=str(request.report_path.with_suffix(".log")),
                         inputs=str(request.inputs.resolve()) if request.inputs else None,
                         special_cases=request.special_cases)
-    return Prepared(plan, settings, timeout, declaration, findings, variants, carried_section)
+    return Prepared(plan, settings, timeout, declaration, jobs, findings, variants, carried_section)
+
+
+def _shard(request: Request) -> shards.Shard | None:
+    """``--shard K/N``, parsed; PlanError for a bad value or an option a shard cannot carry."""
+    if request.shard is None:
+        return None
+    if request.functionalization or request.inputs:
+        raise PlanError("--shard splits the op cases only; run --functionalization and --inputs unsharded")
+    try:
+        return shards.Shard.parse(request.shard)
+    except ValueError as err:
+        raise PlanError(f"--shard {err}") from None
 
 
 def _resumed(request: Request, head: dict[str, Any]) -> tuple[list, float, dict | None]:
@@ -171,7 +197,7 @@ def execute(prepared: Prepared, out: TextIO | None = None) -> int:
     """Run the plan in worker processes; print the summary; the exit code (0 clean, 1 otherwise)."""
     out = out or sys.stdout
     plan, repro_dir, log_file = prepared.plan, prepared.repro_dir, prepared.log_file
-    executor = Isolated(prepared.settings, prepared.timeout)
+    executor = Pool(prepared.settings, prepared.timeout, prepared.jobs)
     try:
         plan.header["backend"] = executor.start()  # the run's only resolution of the backend
     except WorkerError as err:

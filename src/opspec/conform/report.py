@@ -40,7 +40,7 @@ def journal_path(report: Path) -> Path:
 
 def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: int, max_compiles: int,
            dtypes: list[str] | None, ops: list[str] | None, expectations: str | None, isolate: bool,
-           shuffle: int | None = None) -> dict[str, Any]:
+           shuffle: int | None = None, dynamic: bool = True, special_cases: bool = True) -> dict[str, Any]:
     import torch
 
     return {
@@ -61,6 +61,8 @@ def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: i
         "expectations": expectations,
         "isolated": isolate,
         "shuffle": shuffle,
+        "dynamic": dynamic,
+        "special_cases": special_cases,
     }
 
 
@@ -149,7 +151,7 @@ def _is_record(item: Any) -> bool:
 
 def check_compatible(previous: dict[str, Any], current: dict[str, Any], path: Path) -> None:
     """A resumed run must test the same thing as the run it continues."""
-    for key in ("backend", "device", "opset", "seed", "max_examples", "max_compiles"):
+    for key in ("backend", "device", "opset", "seed", "max_examples", "max_compiles", "shard"):
         was, now = previous.get(key), current.get(key)
         if key == "backend":
             was, now = (was or {}).get("name") if isinstance(was, dict) else was, now["name"]

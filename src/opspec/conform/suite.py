@@ -12,7 +12,7 @@ from opspec.conform import evidence, lowering, report
 from opspec.conform import expectations as expectations_mod
 from opspec.conform.backends import registry
 from opspec.conform.cases import Case
-from opspec.conform.isolation import Isolated
+from opspec.conform.pool import Pool
 from opspec.conform.runner import CLEAN
 
 
@@ -32,7 +32,7 @@ class Plan:
     shuffle: int | None = None  # --shuffle SEED: run the cases in this seed's order (the report keeps the plan's)
 
 
-def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
+def execute(plan: Plan, executor: Pool, out: TextIO | None = None,
             clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
     """Run every case not already recorded; return the final report (written atomically to the plan's path)."""
     out = out or sys.stdout
@@ -50,33 +50,48 @@ def execute(plan: Plan, executor: Isolated, out: TextIO | None = None,
     records = list(carried)
     if carried:
         print(f"resuming: {len(carried)} cases already recorded, {len(todo)} to run", file=out)
+
+    def judge(worker, case: Case) -> dict[str, Any]:
+        expectation = plan.expectations.lookup(case)
+        if expectation is not None and expectation.status == "skip":
+            return expectations_mod.skipped(case, expectation)
+        record = worker.run(case)
+        if _lost(record) and not plan.keep_going:
+            return record  # the run stops on it: recorded nowhere, so --resume runs it again
+        return expectations_mod.apply(record, expectation)
+
+    aborted = None
     try:
-        for index, case in enumerate(todo, len(carried) + 1):
-            expectation = plan.expectations.lookup(case)
-            if expectation is not None and expectation.status == "skip":
-                record = expectations_mod.skipped(case, expectation)
-            else:
-                record = executor.run(case)
-                # a device fault is recorded by a live worker, which is then replaced: the run can go on
-                lost = record["status"] in ("crash", "timeout") and not record.get("message", "").startswith("device fault")
-                if lost and not plan.keep_going:
-                    raise RunAborted(f"{case.op} {case.dtype} {case.device}: {record['status']}: {record['message']} "
-                                     f"(rerun with --isolate to record it and go on; finished cases are in "
-                                     f"{journal.path}, continue with --resume {journal.path})")
-                record = expectations_mod.apply(record, expectation)
+        for case, record in executor.run(todo, judge):
+            if _lost(record) and not plan.keep_going:
+                aborted = aborted or (case, record)
+                executor.stop()  # no new cases; those running finish and are journaled
+                continue
             journal.append(record)
             records.append(record)
-            print(report.progress_line(index, len(plan.cases), record), file=out, flush=True)
+            print(report.progress_line(len(records), len(plan.cases), record), file=out, flush=True)
     except BaseException:
         journal.close()
         raise
     finally:
         executor.close()
+    if aborted is not None:
+        journal.close()
+        case, record = aborted
+        raise RunAborted(f"{case.op} {case.dtype} {case.device}: {record['status']}: {record['message']} "
+                         f"(rerun with --isolate to record it and go on; finished cases are in "
+                         f"{journal.path}, continue with --resume {journal.path})")
     final = report.final(plan.header, records, order=plan.cases, warnings=[*plan.expectations.warnings, *expectations_mod.stale(records)],
                          duration_s=clock() - started + plan.previous_duration_s)
     report.write(plan.report_path, final)
     journal.close(remove=True)
     return final
+
+
+def _lost(record: dict[str, Any]) -> bool:
+    """The worker died or hung on the case (a device fault is recorded by a live worker, which is then
+    replaced: that run can go on)."""
+    return record["status"] in ("crash", "timeout") and not record.get("message", "").startswith("device fault")
 
 
 def exit_code(final: dict[str, Any]) -> int:

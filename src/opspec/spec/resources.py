@@ -44,3 +44,9 @@ def backends_dir() -> Path:
 def expectations_dir() -> Path:
     """The bundled expectation files (``conformance/expectations`` in a checkout)."""
     return _bundled("_expectations", "conformance/expectations") or CHECKOUT / "conformance" / "expectations"
+
+
+@functools.lru_cache(maxsize=None)
+def costs_dir() -> Path:
+    """The bundled cost table that ``--shard`` balances by (``conformance/costs`` in a checkout)."""
+    return _bundled("_costs", "conformance/costs") or CHECKOUT / "conformance" / "costs"

@@ -1,0 +1,38 @@
+"""``opspec report``: work on conformance reports; ``merge`` joins the shard reports of one split run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from opspec.cli import UsageError, pathargs
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("report", help="work on conformance reports (merge the parts of a split run)")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    merge = actions.add_parser(
+        "merge", help="join the reports of 'opspec conform --shard K/N' into one report",
+        description="Join the reports of one split run (opspec conform --shard 1/N ... N/N) into the report one "
+        "unsharded run writes. Refuses (exit 2, one line) parts that differ in opset, torch, backend or its "
+        "version, device or settings, or were cut by another cost table, and a split with a shard missing, "
+        "given twice, or a case in two parts. Exit 0 when every merged case passes or is expected, 1 otherwise.")
+    merge.add_argument("parts", nargs="+", type=pathargs.input_file, metavar="PART", help="a shard's final report")
+    merge.add_argument("--out", required=True, type=pathargs.output_file, metavar="FILE",
+                       help="the merged report (its repros go to FILE's name with .repros)")
+    merge.set_defaults(func=run_merge)
+
+
+def run_merge(args) -> int:
+    from opspec.conform import merge, report, suite
+
+    out = Path(args.out)
+    if any(Path(part).resolve() == out.resolve() for part in args.parts):
+        raise UsageError(f"--out {out}: is one of the parts; write the merged report elsewhere")
+    pathargs.prepare(folders=[out.with_suffix(".repros")])
+    try:
+        final, _ = merge.merge([Path(part) for part in args.parts])
+    except merge.MergeError as err:
+        raise UsageError(str(err)) from None
+    merge.write(out, final)
+    print(report.summary_table(final))
+    print(f"\nmerged {len(args.parts)} parts: {out}")
+    return suite.exit_code(final)

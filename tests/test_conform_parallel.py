@@ -1,0 +1,78 @@
+"""``opspec conform -j N``: cases in a pool of worker processes, with the verdicts of one worker, case for case."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from opspec_fixtures import verdicts
+
+from opspec.cli import main
+from opspec.conform import pool
+
+HERE = Path(__file__).parent
+FAST = ["--max-examples", "2", "--max-compiles", "1"]
+
+
+@pytest.fixture(autouse=True)
+def importable_faults(monkeypatch):
+    monkeypatch.syspath_prepend(str(HERE))  # workers inherit sys.path
+
+
+def conform(path: Path, *args: str) -> tuple[int, dict | None]:
+    code = main(["conform", "--report", str(path), *FAST, *args])
+    return code, json.loads(path.read_text()) if path.exists() else None
+
+
+def test_two_workers_give_the_verdicts_of_one(tmp_path, capsys):
+    args = ["--backend", "aot_eager", "--ops", "abs,add.Tensor,amax,cumsum,sort,where.self",
+            "--dtypes", "float32", "int64", "bfloat16", "--isolate"]
+    code_one, one = conform(tmp_path / "one.json", *args, "-j", "1")
+    code_two, two = conform(tmp_path / "two.json", *args, "-j", "2")
+    assert code_one == code_two
+    assert len(one["results"]) >= 12 and verdicts(two) == verdicts(one)
+    assert [r["op"] for r in two["results"]] == [r["op"] for r in one["results"]]  # the plan's order
+    assert (one["jobs"], two["jobs"]) == (1, 2)
+    out = capsys.readouterr().out
+    assert out.count("] pass ") + out.count("] fallback ") + out.count("] skip ") >= 2 * len(one["results"])
+
+
+def test_a_crash_and_a_hang_cost_their_own_cases_only(tmp_path):
+    args = ["--backend", "conform_faults:faulty", "--ops", "relu,sin,ceil,cos,neg,trunc,floor", "--isolate",
+            "--timeout", "6", "--no-expectations"]
+    _, one = conform(tmp_path / "one.json", *args, "-j", "1")
+    code, two = conform(tmp_path / "two.json", *args, "-j", "3")
+    assert code == 1
+    assert {r["op"]: r["status"] for r in two["results"]} == {
+        "aten::relu": "pass", "aten::sin": "crash", "aten::ceil": "pass", "aten::cos": "timeout",
+        "aten::neg": "fail", "aten::trunc": "pass", "aten::floor": "compile-error"}
+    assert verdicts(two) == verdicts(one)
+
+
+def test_without_isolate_a_crash_stops_the_pool_and_keeps_what_finished(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    code, _ = conform(path, "--backend", "conform_faults:faulty", "--ops", "relu,sin,ceil,trunc,neg", "-j", "2",
+                      "--no-expectations")
+    assert code == 1 and not path.exists()
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("opspec conform: error: aten::sin float32 cpu: crash: worker died: killed by SIGSEGV")
+    assert len(err.splitlines()) == 1
+    kept = [json.loads(line) for line in path.with_suffix(".jsonl").read_text().splitlines()[1:]]
+    ops = [r["op"] for r in kept]
+    assert "aten::relu" in ops and "aten::sin" not in ops  # relu ran beside sin and was journaled
+    code, resumed = conform(path, "--backend", "conform_faults:faulty", "--ops", "relu,sin,ceil,trunc,neg", "-j", "2",
+                            "--no-expectations", "--isolate", "--resume", str(path.with_suffix(".jsonl")))
+    assert code == 1 and {r["op"]: r["status"] for r in resumed["results"]}["aten::sin"] == "crash"
+    assert len(resumed["results"]) == 5
+
+
+def test_jobs_must_be_positive(tmp_path, capsys):
+    assert main(["conform", "--backend", "eager", "--ops", "abs", "-j", "0", "--report", str(tmp_path / "r.json")]) == 2
+    assert "-j/--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_the_default_is_the_cores_this_process_may_use():
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no affinity masks on this OS")
+    assert pool.default_jobs() == len(os.sched_getaffinity(0))
