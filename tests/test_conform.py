@@ -23,7 +23,7 @@ from opspec.spec import resources
 
 HERE = Path(__file__).parent
 FAULTY = "conform_faults:faulty"
-FAST = ["--max-examples", "2", "--max-compiles", "1"]
+FAST = ["--max-examples", "2", "--max-compiles", "1", "-j", "1"]  # one worker: the timeouts assume cases run alone
 EXPECTED = {
     "aten::sin": "crash",
     "aten::cos": "timeout",
@@ -164,7 +164,7 @@ def test_resume_rejects_a_garbled_journal_and_another_backend(tmp_path, capsys):
 
 
 def test_a_crash_without_isolation_stops_with_one_line(tmp_path, capsys):
-    code, path = conform(tmp_path, "--ops", "relu,sin,trunc", "--no-expectations", "-j", "1")
+    code, path = conform(tmp_path, "--ops", "relu,sin,trunc", "--no-expectations")
     assert code == 1 and not path.exists()
     err = capsys.readouterr().err.strip()
     assert err.startswith("opspec conform: error: aten::sin float32 cpu: crash: worker died: killed by SIGSEGV")

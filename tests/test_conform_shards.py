@@ -116,6 +116,8 @@ def test_three_shards_merged_equal_the_unsharded_run(split_run, capsys):
     assert sum(p["shard"]["cases"] for p in parts) == len(whole["results"]) >= 20
     code = main(["report", "merge", *(str(folder / f"part{k}.json") for k in (3, 1, 2)), "--out", str(folder / "merged.json")])
     merged = read(folder / "merged.json")
+    for report in (*parts, merged):
+        assert not load.schema_findings(report, "conformance_report.schema.json", "report")
     assert code == codes["whole"]
     assert verdicts(merged) == verdicts(whole)
     assert [(r["op"], r["dtype"]) for r in merged["results"]] == [(r["op"], r["dtype"]) for r in whole["results"]]

@@ -57,6 +57,7 @@ def execute(plan: Plan, executor: Pool, out: TextIO | None = None,
             return expectations_mod.skipped(case, expectation)
         record = worker.run(case)
         if _lost(record) and not plan.keep_going:
+            executor.stop()  # at once, in this worker's thread: it takes no further case
             return record  # the run stops on it: recorded nowhere, so --resume runs it again
         return expectations_mod.apply(record, expectation)
 
@@ -64,8 +65,7 @@ def execute(plan: Plan, executor: Pool, out: TextIO | None = None,
     try:
         for case, record in executor.run(todo, judge):
             if _lost(record) and not plan.keep_going:
-                aborted = aborted or (case, record)
-                executor.stop()  # no new cases; those running finish and are journaled
+                aborted = aborted or (case, record)  # no new cases start; those running finish and are journaled
                 continue
             journal.append(record)
             records.append(record)

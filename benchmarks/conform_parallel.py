@@ -1,0 +1,90 @@
+"""Time one backend's conformance run at -j 1 and -j 2, one after the other, and check the verdicts agree.
+
+    python benchmarks/conform_parallel.py [--backend aot_eager] [--dtypes all] [--shard K/N] [--jobs 1 2]
+                                          [--out benchmarks/results/conform_parallel.json]
+
+Each run is ``python -m opspec conform --backend B --isolate --dtypes ... -j N`` with
+a fresh ``TORCHINDUCTOR_CACHE_DIR`` (no kernel from an earlier run); the script
+prints each run's wall time, the load average around it (the machine may be
+shared), the ratio to the first, and whether every case has the same verdict as
+in the first run (status, message, evidence: the record less its timing and
+paths). ``--shard K/N`` times one part of the run (the same part at every -j).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+from opspec.spec import atomic  # noqa: E402
+
+RUN_FIELDS = ("duration_s", "repro_file")
+
+
+def verdicts(report: dict) -> dict:
+    return {f"{r['op']} {r['dtype']} {r['device']}": {k: v for k, v in r.items() if k not in RUN_FIELDS}
+            for r in report["results"]}
+
+
+def run(args, jobs: int, folder: Path) -> dict:
+    report = folder / f"j{jobs}.json"
+    command = [sys.executable, "-m", "opspec", "conform", "--backend", args.backend, "--isolate",
+               "--dtypes", *args.dtypes, "-j", str(jobs), "--report", str(report)]
+    if args.shard:
+        command += ["--shard", args.shard]
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(folder / f"inductor-cache-j{jobs}"),
+           "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    code = subprocess.call(command, env=env, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    data = json.loads(report.read_text(encoding="utf-8"))
+    return {"jobs": jobs, "exit": code, "wall_s": round(wall, 1), "duration_s": data["duration_s"],
+            "cases": len(data["results"]), "summary": {k: v for k, v in data["summary"].items() if v},
+            "load_before": round(load_before, 1), "load_after": round(os.getloadavg()[0], 1),
+            "verdicts": verdicts(data)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", default="aot_eager")
+    parser.add_argument("--dtypes", nargs="+", default=["all"])
+    parser.add_argument("--shard", help="time only this part of the run (K/N)")
+    parser.add_argument("--jobs", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "conform_parallel.json")
+    args = parser.parse_args()
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="opspec-bench-parallel-") as name:
+        for jobs in args.jobs:
+            runs.append(run(args, jobs, Path(name)))
+            r = runs[-1]
+            print(f"-j {jobs}: {r['cases']} cases in {r['wall_s']} s wall (report {r['duration_s']} s), "
+                  f"load {r['load_before']} -> {r['load_after']}, exit {r['exit']}", flush=True)
+    first = runs[0]
+    for r in runs:
+        r["ratio_to_first"] = round(first["wall_s"] / r["wall_s"], 2)
+        r["same_verdicts_as_first"] = r["verdicts"] == first["verdicts"]
+    differing = sorted(k for r in runs[1:] for k in first["verdicts"] if r["verdicts"].get(k) != first["verdicts"][k])
+    for r in runs:
+        r.pop("verdicts")
+    result = {"backend": args.backend, "dtypes": args.dtypes, "shard": args.shard, "cores": os.cpu_count(),
+              "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": runs,
+              "cases_with_other_verdicts": differing}
+    atomic.write_text(args.out, json.dumps(result, indent=2) + "\n")
+    for r in runs[1:]:
+        print(f"-j {r['jobs']}: {r['ratio_to_first']}x the speed of -j {first['jobs']}; "
+              f"same verdicts: {r['same_verdicts_as_first']}")
+    if differing:
+        print(f"cases with other verdicts: {', '.join(differing[:10])}")
+    return 0 if not differing else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
