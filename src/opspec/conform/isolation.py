@@ -202,6 +202,10 @@ class Isolated:
                 self.process.kill()
         self._reap()
 
+    def kill(self) -> None:
+        """End the worker now, whatever it is doing (its process group with it)."""
+        self._kill()
+
     def close(self) -> None:
         if self.process is not None and self.connection is not None:
             try:

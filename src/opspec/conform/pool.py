@@ -41,6 +41,7 @@ class Pool:
             raise ValueError("a pool needs at least one worker")
         self.workers = [Isolated(settings, timeout) for _ in range(jobs)]
         self._stopping = threading.Event()
+        self._threads: dict[int, threading.Thread] = {}  # worker index -> the thread driving it
 
     @property
     def restarts(self) -> int:
@@ -65,7 +66,8 @@ class Pool:
         threads = [threading.Thread(target=self._drive, args=(worker, todo, finished, job), daemon=True,
                                     name=f"opspec-conform-{index}")
                    for index, worker in enumerate(self.workers[:max(1, todo.qsize())])]
-        for thread in threads:
+        for index, thread in enumerate(threads):
+            self._threads[index] = thread
             thread.start()
         running, failure = len(threads), None
         while running:
@@ -94,6 +96,11 @@ class Pool:
             finished.put(None)
 
     def close(self) -> None:
+        """Idle workers are told to exit; one still running a case (the run was interrupted) is killed at once."""
         self.stop()
-        for worker in self.workers:
-            worker.close()
+        for index, worker in enumerate(self.workers):
+            thread = self._threads.get(index)
+            if thread is not None and thread.is_alive():
+                worker.kill()
+            else:
+                worker.close()
