@@ -35,6 +35,7 @@ REQUIRED = {
     ("proposal", "new"): ["--type", "process", "--title", "A title long enough"],
     ("proposal", "measure"): ["1"],
     ("proposal", "set-status"): ["1", "review"],
+    ("report", "merge"): ["afile"],  # a part that exists (the sweep's folder holds it)
 }
 # Subcommands that take no path: they read the bundled opset, or a model spec handled by the model loader.
 NO_PATHS = {("ops",), ("show",), ("check-decomp",), ("strategies",), ("coverage",)}

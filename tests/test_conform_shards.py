@@ -202,3 +202,19 @@ def test_conform_refuses_a_bad_shard(tmp_path, capsys, args, message):
     assert main(["conform", "--backend", "eager", "--ops", "abs", "--report", str(path), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and not path.exists()
+
+
+def test_merge_says_when_parts_ran_on_other_cpus_and_refuses_other_gpus(split_run, capsys):
+    folder, _ = split_run
+    other = edited(folder, "part2.json", lambda d: d.update(device_name="Another CPU"))
+    out = folder / "machines.json"
+    assert main(["report", "merge", str(folder / "part1.json"), str(other), str(folder / "part3.json"),
+                 "--out", str(out)]) in (0, 1)
+    merged = read(out)
+    assert any(w.startswith("the parts ran on different device names: ") for w in merged["warnings"])
+    assert "Another CPU | " in merged["device_name"] or " | Another CPU" in merged["device_name"]
+    gpus = [edited(folder, f"part{k}.json", lambda d, k=k: d.update(device="cuda", device_name=f"GPU {k % 2}"))
+            for k in (1, 2, 3)]
+    capsys.readouterr()
+    assert main(["report", "merge", *map(str, gpus), "--out", str(folder / "gpus.json")]) == 2
+    assert "the parts ran on different GPUs: GPU 0; GPU 1" in capsys.readouterr().err

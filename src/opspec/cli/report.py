@@ -16,23 +16,30 @@ def add_parser(subparsers) -> None:
         "version, device or settings, or were cut by another cost table, and a split with a shard missing, "
         "given twice, or a case in two parts. Exit 0 when every merged case passes or is expected, 1 otherwise.")
     merge.add_argument("parts", nargs="+", type=pathargs.input_file, metavar="PART", help="a shard's final report")
-    merge.add_argument("--out", required=True, type=pathargs.output_file, metavar="FILE",
-                       help="the merged report (its repros go to FILE's name with .repros)")
+    merge.add_argument("--out", type=pathargs.output_file, metavar="FILE",
+                       help="the merged report, its repros beside it in FILE's name with .repros (default: "
+                            "conformance-BACKEND-DEVICE.json, as an unsharded run names it)")
     merge.set_defaults(func=run_merge)
 
 
 def run_merge(args) -> int:
-    from opspec.conform import merge, report, suite
+    from opspec.conform import lowering, merge, report, suite
 
-    out = Path(args.out)
-    if any(Path(part).resolve() == out.resolve() for part in args.parts):
-        raise UsageError(f"--out {out}: is one of the parts; write the merged report elsewhere")
-    pathargs.prepare(folders=[out.with_suffix(".repros")])
+    if args.out:
+        _not_a_part(Path(args.out), args.parts)
     try:
         final, _ = merge.merge([Path(part) for part in args.parts])
     except merge.MergeError as err:
         raise UsageError(str(err)) from None
+    out = Path(args.out or f"conformance-{report.slug(lowering.backend_name(final))}-{final['device']}.json")
+    _not_a_part(out, args.parts)
+    pathargs.prepare(files=[out], folders=[out.with_suffix(".repros")])
     merge.write(out, final)
     print(report.summary_table(final))
     print(f"\nmerged {len(args.parts)} parts: {out}")
     return suite.exit_code(final)
+
+
+def _not_a_part(out: Path, parts: list) -> None:
+    if any(Path(part).resolve() == out.resolve() for part in parts):
+        raise UsageError(f"--out {out}: is one of the parts; write the merged report elsewhere")

@@ -59,7 +59,9 @@ def merge(paths: list[Path]) -> tuple[dict[str, Any], list[str]]:
     warnings = []
     for key in ("device_name", "platform", "python"):
         values = sorted({str(head.get(key)) for _, head, _ in parts if head.get(key) is not None})
-        if len(values) > 1:
+        if len(values) > 1 and key == "device_name" and first.get("device") == "cuda":  # another GPU, another result
+            raise MergeError(f"the parts ran on different GPUs: {'; '.join(values)}")
+        if len(values) > 1:  # CPU models of hosted runners vary: said, not refused
             warnings.append(f"the parts ran on different {key.replace('_', ' ')}s: {'; '.join(values)}")
     # the first part's header (its python and platform; the warnings name any other), less what was its alone
     head = {key: value for key, value in first.items()
