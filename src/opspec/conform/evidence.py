@@ -76,10 +76,11 @@ class Evidence:
     pytorch_ops: list[str] = field(default_factory=list)
     note: str = ""
     runtime_ops: list[str] = field(default_factory=list)
+    kernels: int = 0  # kernels the backend generated, where it names no ops (a re-judged record needs it)
 
     def as_dict(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"executed": self.executed, "source": self.source}
-        for key in ("target_ops", "runtime_ops", "pytorch_ops"):
+        for key in ("target_ops", "runtime_ops", "pytorch_ops", "kernels"):
             if getattr(self, key):
                 entry[key] = getattr(self, key)
         if self.note:
@@ -114,7 +115,8 @@ def judge(op: str, seen: Iterable[Seen]) -> Evidence:
     else:
         executed = "unknown"
         note = note or "no op was left to run"
-    return Evidence(executed, source, sorted(ran_target), sorted(ran_pytorch), note, sorted(ran_runtime))
+    return Evidence(executed, source, sorted(ran_target), sorted(ran_pytorch), note, sorted(ran_runtime),
+                    sum(s.kernels for s in seen))
 
 
 def _ran(op: str, ops: set[str]) -> bool:

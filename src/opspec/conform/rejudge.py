@@ -22,11 +22,14 @@ COMPUTED = (*report.SECTIONS, "$schema", "duration_s", "warnings")
 
 def record(found: dict[str, Any], declaration: Declaration | None) -> dict[str, Any]:
     """One record with its evidence level and, for a right answer, its status judged again."""
-    found = evidence.upgraded(found)
     recorded = found.get("evidence")
     if recorded is None:
         return found
-    level = _level(found, recorded, declaration)
+    if _legacy(recorded):  # written before the levels: judged again from the ops it names
+        found = evidence.upgraded(found)
+        level = _level(found, found["evidence"], declaration)
+    else:  # judged at run time with everything the run saw; only a declared fact overrides it
+        level = (declaration.static_evidence() if declaration is not None else None) or _as_evidence(recorded)
     rejudged = {**found, "evidence": level.as_dict(), "executed": level.executed}
     outcome = found.get("outcome", found["status"])
     if outcome not in ("pass", *RIGHT_ANSWERS):
@@ -42,6 +45,16 @@ def record(found: dict[str, Any], declaration: Declaration | None) -> dict[str, 
     return rejudged
 
 
+def _legacy(recorded: dict[str, Any]) -> bool:
+    return recorded.get("executed") in evidence.LEGACY_EXECUTED or "backend_ops" in recorded
+
+
+def _as_evidence(recorded: dict[str, Any]) -> evidence.Evidence:
+    return evidence.Evidence(recorded["executed"], recorded["source"], list(recorded.get("target_ops", ())),
+                             list(recorded.get("pytorch_ops", ())), recorded.get("note", ""),
+                             list(recorded.get("runtime_ops", ())), recorded.get("kernels", 0))
+
+
 def _level(found: dict[str, Any], recorded: dict[str, Any], declaration: Declaration | None) -> evidence.Evidence:
     static = declaration.static_evidence() if declaration is not None else None
     if static is not None:
@@ -54,7 +67,7 @@ def _level(found: dict[str, Any], recorded: dict[str, Any], declaration: Declara
         # written before the levels: the delegate's ops were recorded apart, the rest ran in the runtime
         target, runtime = delegated, target - delegated
     seen = evidence.Seen(recorded["source"], target, set(recorded.get("pytorch_ops", ())), recorded.get("note", ""),
-                         runtime_ops=runtime)
+                         kernels=recorded.get("kernels", 0), runtime_ops=runtime)
     return evidence.judge(found["op"], [seen])
 
 

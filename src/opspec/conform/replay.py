@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import torch
 
-from opspec.conform import backends, cases, evidence, properties
+from opspec.conform import backends, cases, evidence, properties, special_rows
 from opspec.conform.backends import CompileError
 from opspec.spec import load
 from opspec.spec.errors import one_line
@@ -119,11 +119,14 @@ def _dense(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str, seed: int, dynamic: bool,
-           built_by: cases.Example | None = None) -> str:
+           built_by: cases.Example | None = None, row: tuple[str, str] | None = None) -> str:
     """The repro of one example: run it to print the verdict (exit 0 only on pass). ``built_by``: the earlier
-    example the program was compiled for, when it is not this one (a compiled program serves a compile key)."""
+    example the program was compiled for, when it is not this one (a compiled program serves a compile key);
+    ``row``: (where, dtype) of the special-case row the example is, judged by that row on replay."""
     described = {"op": case.op, "dtype": case.dtype, "device": case.device, "backend": backend, "opset": opset,
                  "seed": seed, "dynamic": dynamic}
+    if row is not None:
+        described["special_case"], described["row_dtype"] = row
     lines = [
         f"# opspec repro: {case.op} {case.dtype} {case.device} on backend {backend}, opset {opset}",
         "import torch",
@@ -172,6 +175,13 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
     backend = backends.resolve(case["backend"], opset, dynamic=case.get("dynamic", True))
     example = cases.Example.of(Call(case["op"], tuple(args), dict(kwargs)))
     torch._dynamo.reset()
+    if "special_case" in case:  # a special-case row: judged exactly, by the row, as the run judged it
+        with evidence.collecting() as seen:
+            failed = special_rows.failure(backend, example, case["special_case"], case["row_dtype"])
+        found = backend.static_evidence() or evidence.judge(case["op"], seen)
+        if failed is not None:
+            return {"status": failed["status"], "message": failed["message"], "executed": found.executed}
+        return {"status": evidence.PASSING_STATUS[found.executed], "message": "", "executed": found.executed}
     compiled: dict = {}
     with evidence.collecting() as seen:
         if "compiled_for" in case:  # build the program as the run did, for the example it was compiled for

@@ -145,7 +145,11 @@ class CaseRunner:
             op, seed = self.opset.ops_by_name[case.op], case.seed(self.settings.seed)
             example, built_by = failing
             compiled: dict = {}
+            row = record.get("special_case")
             try:
+                if row is not None:  # a special-case row: the layer is held to the row, as the backend was
+                    failed = special_rows.failure(reference, example, row["row"], row["dtype"])
+                    return failed["status"] if failed is not None else None
                 if built_by is not example:  # as the run did: built for an earlier example, run on this one
                     replay.judge_example(reference, built_by, op, seed, compiled=compiled)
                     compiled[example.key] = compiled.get(built_by.key)
@@ -224,7 +228,8 @@ class CaseRunner:
                                                        budget=self.settings.max_compiles)
             if failed is not None:
                 self.failing = (run.example, run.example)
-                failed["repro"] = f"# {failed['message']}\n" + self.repro(run.example, case, seed)
+                failed["repro"] = f"# {failed['message']}\n" + self.repro(run.example, case, seed,
+                                                                           row=(special_rows.where(run.row), run.dtype))
                 if repro_file is not None:
                     atomic.write_text(repro_file, failed["repro"])
                     failed["repro_file"] = str(repro_file)
@@ -246,10 +251,11 @@ class CaseRunner:
             return None
         return Path(self.settings.repro_dir) / f"{case.id}.py"
 
-    def repro(self, example: Example, case: Case, seed: int, built_by: Example | None = None) -> str:
+    def repro(self, example: Example, case: Case, seed: int, built_by: Example | None = None,
+              row: tuple[str, str] | None = None) -> str:
         """Standalone source: the exact inputs, the program the backend compiled, and the verdict on replay."""
         return replay.source(example, case=case, backend=self.backend.name, opset=self.opset.version, seed=seed,
-                             dynamic=self.settings.dynamic, built_by=built_by)
+                             dynamic=self.settings.dynamic, built_by=built_by, row=row)
 
 
 def recorded_calls(path: str, case: Case) -> list:

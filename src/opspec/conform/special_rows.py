@@ -83,6 +83,22 @@ def where(row: SpecialCase) -> str:
     return f"opset/special_cases/{Path(row.mark.path).name}:{row.mark.line}"
 
 
+def row_at(place: str) -> SpecialCase:
+    """The row :func:`where` names (a repro says which row it replays); LookupError when the data has none there."""
+    for rows in all_rows().values():
+        for row in rows:
+            if where(row) == place:
+                return row
+    raise LookupError(f"no special-case row at {place}")
+
+
+def failure(backend, example: cases.Example, place: str, dtype: str) -> dict | None:
+    """The row at ``place``, called as ``example`` (its inputs in ``dtype``), through ``backend``, judged as a run
+    judges it: a failing record (compile-error, run-error or fail), or None when the row holds."""
+    failed = run_unit(backend, {}, (example, [RowRun(row_at(place), dtype, example)], None), [])
+    return failed[0] if failed is not None else None
+
+
 def _run(program, example: cases.Example) -> Any:
     try:
         return program(*example.fresh_inputs())
@@ -181,7 +197,7 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
         if unit[0].key not in allowed:
             rest.append(unit)
             continue
-        failed = _run_unit(backend, compiled, unit, used)
+        failed = run_unit(backend, compiled, unit, used)
         if failed is not None:
             return failed
         ran += len(unit[1])
@@ -190,19 +206,19 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
     together = [u for u in rest if not u[0].written and u[0].call.op not in cases.SYMBOLIC]
     if len(together) > 1:
         for unit in _suspects(backend, together, used):
-            failed = _run_unit(backend, compiled, unit, used)
+            failed = run_unit(backend, compiled, unit, used)
             if failed is not None:
                 return failed
         ran += sum(len(u[1]) for u in together)
     elif together:
-        failed = _run_unit(backend, compiled, together[0], used)
+        failed = run_unit(backend, compiled, together[0], used)
         if failed is not None:
             return failed
         ran += len(together[0][1])
     return None, None, {"rows": len(runs), "run": ran, "latitude": used}
 
 
-def _run_unit(backend, compiled: dict, unit, used: list[str]) -> tuple | None:
+def run_unit(backend, compiled: dict, unit, used: list[str]) -> tuple | None:
     """A failing ``check`` result for one unit (a row, or a batch of pointwise rows), or None when it holds."""
     example, group, batch = unit
     place = f"special case {where(group[0].row)} ({group[0].dtype}): {group[0].row.says}"
