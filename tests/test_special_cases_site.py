@@ -66,7 +66,7 @@ def test_an_op_page_shows_its_rows_and_where_each_was_checked(workspace):
     }}))
     page = generate(Workspace(workspace)).pages["ops/aten-abs.md"]
     header, zero, nan, newer, error = _table(page)
-    assert header == "| Class | Claim | Inputs | Result | Latitude | Checked on |"
+    assert header == "| Class | Claim | Inputs | Result | Latitude | Checked on | Backends |"
     installed = torch_ops.version()
     assert "<code>self=[-0.0]</code> | <code>[+0.0]</code> | — |" in zero
     assert f"torch 2.11.0, 2.15.0 (version matrix); torch {installed} (when this page was built)" in zero
