@@ -258,7 +258,8 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
     pages["torch-versions.md"] = env.get_template("torch_versions.md.j2").render(
         rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
     pages.update(scoreboard.pages(env, results, newest, slugs, ws.version_matrix,
-                                  torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None))
+                                  torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None,
+                                  history_folder=ws.results / "history"))
     pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     return Generated(pages, skipped, problems)
 

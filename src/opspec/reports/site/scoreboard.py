@@ -135,9 +135,12 @@ def _version_matrix(path: Path) -> tuple[list[str], list[list[str]], str] | None
 
 
 def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, slugs: dict[str, str],
-          version_matrix: Path, torch_versions_page: str | None = None) -> dict[str, str]:
+          version_matrix: Path, torch_versions_page: str | None = None, history_folder: Path | None = None) -> dict[str, str]:
+    from opspec.reports.site import history_pages
+
     statuses = results.statuses()
-    out = {}
+    history_rows, history_notes = history_pages.rows(history_folder) if history_folder else ([], [])
+    out = history_pages.pages(history_rows, slugs)
 
     def op_link(name: str, prefix: str) -> str:
         slug = slugs.get(name)
@@ -158,7 +161,8 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         if results.reports else "",
         meanings=meanings, devices=sorted({r.device for r in results.reports}),
         version_matrix=_version_matrix(version_matrix), torch_versions_page=torch_versions_page, functionalization=results.functionalization,
-        notes=results.notes, files=results.files, records=results.records,
+        notes=results.notes + history_notes, files=results.files, records=results.records,
+        history=history_rows, sparkline=history_pages.sparkline, history_counts=history_pages.counts,
     )
     for report in results.reports:
         records = sorted(results.for_report(report.name), key=lambda r: (r.op, r.dtype))
