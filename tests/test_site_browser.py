@@ -243,3 +243,47 @@ def test_hostile_proposal_renders_inert(served_hostile, browser):
         if "click me" in a.text:
             pytest.fail("the javascript: link survived")
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
+
+
+def test_real_models_table_fits_its_columns_at_1400_px(served, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1400, 900)
+    try:
+        browser.get(served + "generated/models/")
+        table = browser.find_element(By.CSS_SELECTOR, "article table")
+        assert len(table.find_elements(By.CSS_SELECTOR, "thead th")) == 7
+        # every column on screen: the table needs no horizontal scrolling and its last column ends inside the page
+        assert browser.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth + 1", table)
+        right = browser.execute_script(
+            "return Math.max(...Array.from(arguments[0].querySelectorAll('th')).map(th => th.getBoundingClientRect().right))",
+            table)
+        assert right <= browser.execute_script("return document.documentElement.clientWidth")
+        assert _broken_identifiers(browser) == []
+    finally:
+        browser.set_window_size(1280, 900)
+
+
+def test_scoreboard_history_and_the_op_index_worst_result(served, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(served + "generated/scoreboard/")
+    lines = browser.find_elements(By.CSS_SELECTOR, "svg.opspec-spark polyline")
+    backends = sorted(p.stem for p in (ROOT / "conformance" / "results").glob("*.json"))
+    assert len(lines) == len(backends)
+    points = browser.execute_script("return arguments[0].map(s => s.querySelectorAll('circle').length)",
+                                    browser.find_elements(By.CSS_SELECTOR, "svg.opspec-spark"))
+    assert min(points) >= 2  # at least two dated runs per backend
+    link = browser.find_element(By.CSS_SELECTOR, "a[href*='history/inductor-cpu']")
+    browser.get(link.get_attribute("href"))
+    article = browser.find_element(By.CSS_SELECTOR, "article").text
+    assert "inductor-cpu: history" in article and "new failure" in article
+    browser.get(served + "generated/ops/")
+    select = Select(browser.find_element(By.CSS_SELECTOR, ".opspec-filter select[aria-label='Worst result']"))
+    options = [o.text for o in select.options]
+    assert "fallback" in options and not [o for o in options if " " in o.strip() and o != "not run"]  # statuses only
+    select.select_by_value("fallback")
+    table = browser.find_element(By.CSS_SELECTOR, "article table")
+    shown = [r for r in table.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
+    assert shown and all(r.find_elements(By.CSS_SELECTOR, "td")[4].text.startswith("fallback ") for r in shown)
