@@ -269,12 +269,14 @@ def test_scoreboard_history_and_the_op_index_worst_result(served, browser):
     from selenium.webdriver.support.ui import Select
 
     browser.get(served + "generated/scoreboard/")
-    lines = browser.find_elements(By.CSS_SELECTOR, "svg.opspec-spark polyline")
-    backends = sorted(p.stem for p in (ROOT / "conformance" / "results").glob("*.json"))
-    assert len(lines) == len(backends)
-    points = browser.execute_script("return arguments[0].map(s => s.querySelectorAll('circle').length)",
-                                    browser.find_elements(By.CSS_SELECTOR, "svg.opspec-spark"))
-    assert min(points) >= 2  # at least two dated runs per backend
+    history = ROOT / "conformance" / "results" / "history"
+    runs = {folder.name: len(list(folder.glob("*.json"))) for folder in history.iterdir() if folder.is_dir()}
+    drawn = browser.execute_script("""
+        return Array.from(document.querySelectorAll('svg.opspec-spark')).map(svg => {
+            const row = svg.closest('tr');
+            return [row.querySelector('td a').textContent.trim(), svg.querySelectorAll('circle').length];
+        });""")
+    assert dict(drawn) == runs  # one sparkline per backend and device, one point per archived run
     link = browser.find_element(By.CSS_SELECTOR, "a[href*='history/inductor-cpu']")
     browser.get(link.get_attribute("href"))
     article = browser.find_element(By.CSS_SELECTOR, "article").text

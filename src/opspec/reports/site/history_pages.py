@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opspec.reports import history
-from opspec.reports.site import sanitize, scoreboard
+from opspec.reports.site import sanitize
+from opspec.spec import yamlio
 
 SPARK_WIDTH, SPARK_HEIGHT = 120, 24
 
@@ -66,7 +67,7 @@ def _case_link(case: str, slugs: dict[str, str]) -> str:
 
 def page(row: Row, slugs: dict[str, str]) -> str:
     lines = [
-        "---", scoreboard.yaml_front(f"{row.key}: history", search_exclude=True), "---", "",
+        "---", yamlio.dump({"title": f"{row.key}: history", "search": {"exclude": True}}).rstrip("\n"), "---", "",
         f"# {sanitize.inline(row.key)}: history", "",
         f"{len(row.runs)} archived run(s) in `conformance/results/history/{row.key}/`, oldest first. A run is dated "
         "when it was published; runs imported from git are dated by the commit that first published them.", "",
