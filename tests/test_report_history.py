@@ -37,19 +37,12 @@ def test_every_archived_run_is_valid_and_named_for_what_it_holds(path):
     assert data["summary"] == run.summary() and sum(data["summary"].values()) == run.total
 
 
-# Reports published once so far, with why no second run is published yet; each must still have exactly one run.
-PUBLISHED_ONCE = {
-    "openvino-cpu": "a re-run at today's default settings (special-case rows) has 18 failures no expectation triages yet",
-}
-
-
 def test_every_published_report_has_at_least_two_dated_runs_and_its_newest_is_the_report():
     runs, notes = history.read_all(HISTORY)
     assert notes == []
     for path in sorted(RESULTS.glob("*.json")):
         entries = runs.get(path.stem, [])
-        assert len(entries) == 1 if path.stem in PUBLISHED_ONCE else len(entries) >= 2, \
-            f"{path.name}: {len(entries)} archived run(s)"
+        assert len(entries) >= 2, f"{path.name}: {len(entries)} archived run(s)"
         assert len({r.date for r in entries}) == len(entries)
         current = history.from_report(json.loads(path.read_text(encoding="utf-8")), path.name, entries[-1].date)
         assert entries[-1].cases == current.cases, f"{path.name}: the newest archived run is not the published report"
