@@ -7,11 +7,13 @@ header (opset, torch, backend version, dtypes, case count and the run's own
 ``duration_s``): a later commit that only re-triaged the same run (expectations
 applied again, paths renamed) is the same run. Each run is dated by the commit that
 first published it (its author date: a rebase moves the committer date) and keeps the verdicts of the last commit that published it;
-both commits are recorded as its source. A version whose header names another
+both commits are recorded as its source. A run the history already holds (archived
+by ``opspec history archive``, or imported before) keeps its entry's date and name
+and takes the verdicts of the last commit. A version whose header names another
 backend or device than its file is skipped with a note.
 
     python tools/import_report_history.py            # every report, written into the history folder
-    python tools/import_report_history.py --check    # exit 1 when a run is missing from the history folder
+    python tools/import_report_history.py --check    # exit 1 when a run is missing or its verdicts are stale
 """
 from __future__ import annotations
 
@@ -84,14 +86,15 @@ def main() -> int:
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
         for run in runs:
-            target = args.out / run.key / run.file_name()
             if args.check:
-                if not target.is_file():
+                held = [history.Run.from_dict(json.loads(p.read_text(encoding="utf-8")))
+                        for p in sorted((args.out / run.key).glob("*.json"))]
+                if not [h for h in held if history.identity(h) == history.identity(run) and h.cases == run.cases]:
                     missing += 1
-                    print(f"{target}: missing")
+                    print(f"{args.out / run.key}: the run first published {run.date} is missing or has other verdicts")
                 continue
             try:
-                history.write(run, args.out)
+                history.record(run, args.out)
             except history.HistoryError as err:
                 print(f"error: {err}", file=sys.stderr)
                 return 2

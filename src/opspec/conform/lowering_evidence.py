@@ -7,8 +7,8 @@ report's lowering section and ``opspec coverage`` (which reads the manifest) can
 disagree. Ops no report ran keep the verdict ``tools/measure_lowering.py`` measured.
 
 Per case: PyTorch ran the op (``executed`` pytorch or partial) -> fallback, with what ran
-instead and its class (:data:`opspec.spec.manifests.FALLBACK_KINDS`); the backend ran it
-(pass, or a wrong answer it computed itself) -> lowered; no evidence (nothing ran, or the
+instead and its class (:data:`opspec.spec.manifests.FALLBACK_KINDS`); the backend's target
+or its runtime ran it (a right answer, or a wrong one it computed itself) -> lowered; no evidence (nothing ran, or the
 compile failed before the backend showed what it would do) -> no verdict. Per op and
 device: fallback when any dtype fell back (the reason names those dtypes when not all
 did), else lowered. Only manifests and JSON are read here, no torch.
@@ -24,6 +24,8 @@ from opspec.conform.lowering import backend_name
 from opspec.spec.manifests import FALLBACK_KINDS
 
 PYTORCH_RAN = ("pytorch", "partial")
+# the backend's own code ran it: its target, its runtime around the target, or "backend" in reports older than the levels
+BACKEND_RAN = ("target", "runtime", "backend")
 NO_EVIDENCE_OUTCOMES = ("compile-error",)  # the backend failed before it showed what it would run
 EXTERN_PREFIX = "extern_kernels."
 DEVICES = ("cpu", "cuda")  # the devices a manifest can speak for
@@ -74,7 +76,7 @@ def verdicts(report: dict[str, Any], extern: Iterable[str] = ()) -> dict[str, di
         if executed in PYTORCH_RAN:
             kind, ran = case_kind(record, extern)
             seen.setdefault((op, device), {})[dtype] = ("fallback", kind, ran)
-        elif executed == "backend" and record.get("outcome") not in NO_EVIDENCE_OUTCOMES:
+        elif executed in BACKEND_RAN and record.get("outcome") not in NO_EVIDENCE_OUTCOMES:
             seen.setdefault((op, device), {})[dtype] = ("lowered", "", ())
     found: dict[str, dict[str, Verdict]] = {}
     for (op, device), by_dtype in sorted(seen.items()):

@@ -8,6 +8,7 @@ run is kept as ``conformance/results/history/BACKEND-DEVICE/DATE_OPSET_TORCH.jso
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import re
@@ -155,6 +156,28 @@ def write(run: Run, folder: Path) -> Path:
         raise HistoryError(f"{target}: another run is archived under this date, opset and torch; nothing written")
     atomic.write_text(target, text)
     return target
+
+
+def identity(run: Run) -> tuple:
+    """What identifies a run apart from its verdicts: a run judged again (expectations, today's rules) keeps it."""
+    return (run.backend, run.device, run.opset, run.torch, run.backend_version, run.dtypes, sorted(run.cases),
+            run.duration_s)
+
+
+def record(run: Run, folder: Path) -> Path:
+    """Write ``run``, or, where the history holds the same run already, give that entry ``run``'s verdicts
+    (the entry keeps its date and name)."""
+    for path in sorted((folder / run.key).glob("*.json")):
+        try:
+            held = Run.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+            continue
+        if identity(held) == identity(run):
+            text = json.dumps(dataclasses.replace(run, date=held.date).to_dict(), indent=1) + "\n"
+            if path.read_text(encoding="utf-8") != text:
+                atomic.write_text(path, text)
+            return path
+    return write(run, folder)
 
 
 def _same_run(path: Path, run: Run) -> bool:
