@@ -156,3 +156,15 @@ def test_import_groups_commits_into_runs_dated_by_first_publication(tmp_path, mo
         ("2026-11-21T10:00:00Z", "xfail"), ("2026-11-22T09:30:00Z", "pass")]  # author dates, not the rebase's
     assert runs[0].source["first_commit"] != runs[0].source["commit"]
     assert len(notes) == 1 and "names other-cpu, not toy-cpu" in notes[0]
+
+
+def test_a_run_judged_again_updates_its_entry_and_keeps_its_date(tmp_path):
+    first = history.from_report(report({"aten::abs": "pass"}, duration=3.0), "r", "2026-11-21T10:00:00Z")
+    path = history.record(first, tmp_path)
+    rejudged = history.from_report(report({"aten::abs": "unverified"}, duration=3.0), "r", "2026-11-26T10:00:00Z",
+                                   {"report": "r.json"})
+    assert history.record(rejudged, tmp_path) == path  # the same run: same entry, same date
+    entry = json.loads(path.read_text())
+    assert entry["date"] == "2026-11-21T10:00:00Z" and entry["cases"] == {"aten::abs float32 cpu": "unverified"}
+    another = history.from_report(report({"aten::abs": "pass"}, duration=4.0), "r", "2026-11-26T10:00:00Z")
+    assert history.record(another, tmp_path) != path and len(list((tmp_path / "toy-cpu").glob("*.json"))) == 2
