@@ -36,6 +36,8 @@ REQUIRED = {
     ("proposal", "measure"): ["1"],
     ("proposal", "set-status"): ["1", "review"],
     ("report", "merge"): ["afile"],  # a part that exists (the sweep's folder holds it)
+    ("history", "archive"): ["afile"],  # a second REPORT (the sweep's plain file): the bad path is refused first
+    ("history", "changes"): ["afile"],
 }
 # Subcommands that take no path: they read the bundled opset, or a model spec handled by the model loader.
 NO_PATHS = {("ops",), ("show",), ("check-decomp",), ("strategies",), ("coverage",)}

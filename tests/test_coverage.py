@@ -83,7 +83,10 @@ def test_mlp_report_matches_the_hand_checked_ops(reports):
 def test_example_models_stay_inside_the_opset(reports, name):
     report = reports[name]
     assert [use.op for use in report.ops if use.opset == "outside"] == []
-    assert report.flagged == ()
+    # on CPU Inductor calls an extern kernel (ATen's) for convolution: the conformance report's evidence says so
+    assert [use.op for use in report.flagged] == (["aten::convolution"] if name == "small_cnn" else [])
+    for use in report.flagged:
+        assert use.backends["inductor"][1].startswith("on cpu: extern kernel: extern_kernels.convolution")
 
 
 def test_small_cnn_ops(reports):
@@ -214,7 +217,7 @@ def test_bundled_manifests_are_measured(opset):
     for name in manifests.known_backends():
         manifest = manifests.load_manifest(manifests.manifest_path(name))
         assert manifest.measured_with.startswith("torch 2.") and "tools/measure_lowering.py" in manifest.measured_with
-        listed = set(manifest.lowered) | set(manifest.fallback)
+        listed = set(manifest.lowered) | set(manifest.fallback) | set(manifest.unsupported)
         assert listed >= opset.core_names()
         # beyond the core set: the bookkeeping ops, and the ops real models carry (benchmarks/model_zoo.json)
         assert set(opset.bookkeeping_by_name) <= listed
@@ -426,7 +429,7 @@ def test_per_device_facts_decide_lowered(opset):
     inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
     assert "cpu" in inductor.devices
     assert inductor.status("aten::cumsum", "cpu")[0] == "fallback"
-    assert "torch.ops.aten.cumsum" in inductor.status("aten::cumsum", "cpu")[1]
+    assert "aten::cumsum ran instead" in inductor.status("aten::cumsum", "cpu")[1]
     assert inductor.status("aten::cumsum", "cuda")[0] == "lowered"
     report = coverage.classify(Counter({"aten::cumsum": 1, "aten::add.Tensor": 1}), opset, [inductor], device="cpu")
     assert report.not_lowered("inductor") == ["aten::cumsum"]

@@ -20,9 +20,16 @@ Nothing is written by hand; each backend has one measuring rule:
   ops it translates: either way ONNX Runtime runs it, and nothing can fall back
   to PyTorch. Assertions the exporter erases before translating (its
   ``remove_assertion_nodes`` pass, run on a one-node graph) are lowered with a
-  note: the model runs, the check is not made. An op is listed under fallback
-  only when none of this applies: the export fails when it reaches the graph.
-  Needs the onnx extra.
+  note: the model runs, the check is not made. An op is listed under
+  unsupported when none of this applies: the export fails when it reaches the
+  graph, and nothing runs it instead. Needs the onnx extra.
+
+Then the committed conformance reports decide every op they ran, per device and
+dtype, from the execution evidence conform recorded
+(``opspec.conform.lowering_evidence``; ``tools/lowering_from_reports.py`` applies
+the same step alone, without torch), so the manifest cannot disagree with them.
+Inductor's manifest also lists the ops its ``extern_kernels`` namespace can run
+(``extern_kernels``): a case where one ran in PyTorch is named an extern kernel.
 
 Beyond the core ops, each manifest also covers the ops real models carry that
 the opset does not make core: the opset's bookkeeping ops (assertions, range
@@ -59,6 +66,7 @@ from pathlib import Path
 from typing import Callable
 
 from opspec.bridge import inductor_code, torch_ops
+from opspec.conform import lowering_evidence
 from opspec.spec import atomic, load, manifests, resources, yamlio
 
 HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
@@ -146,7 +154,7 @@ def measure_onnxruntime(op) -> Verdict:
         return "lowered", ""
     if op in onnx_decompositions():
         return "lowered", "the exporter decomposes it into aten ops torchlib translates"
-    return "fallback", "no ONNX translation in torchlib and no decomposition: the export fails when it reaches the graph"
+    return "unsupported", "no ONNX translation in torchlib and no decomposition: the export fails when it reaches the graph"
 
 
 # ---- per device: lowerings whose generated code still calls the ATen kernel ----
@@ -221,6 +229,7 @@ def device_fallbacks(backend: str, names: list[str], devices: tuple[str, ...], v
 # ---- ops beyond the core set that real models carry ----
 
 ZOO_RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "model_zoo.json"
+RESULTS = Path(__file__).resolve().parents[1] / "conformance" / "results"
 
 
 def beyond_opset(version: str) -> list[str]:
@@ -271,19 +280,27 @@ def measured_with(packages: tuple[str, ...]) -> str:
     return ", ".join([*versions, "tools/measure_lowering.py"])
 
 
+def inductor_extern_kernels() -> list[str]:
+    """The aten ops Inductor can hand to an extern kernel: the names its ``extern_kernels`` namespace holds."""
+    from torch._inductor import select_algorithm
+    from torch._inductor.kernel import bmm, conv, mm  # noqa: F401 - importing registers their extern kernels
+
+    return sorted({f"aten::{name}" for name in vars(select_algorithm.extern_kernels)} & set(torch_ops.all_aten_schemas()))
+
+
 def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> dict:
     rule = BACKENDS[backend]
     names = sorted(set(core_ops(version)) | set(beyond_opset(version)))
     verdicts = {name: rule.measure(torch_ops.resolve(name)) for name in names}
     on_device = device_fallbacks(backend, [n for n in names if verdicts[n][0] == "lowered"], devices, version)
-    lowered, fallback = [], []
+    lowered, fallback, unsupported = [], [], []
     for name in names:
         verdict, text = verdicts[name]
         if verdict == "lowered":
             entry = {"op": name, **({"note": text} if text else {}), **({"fallback_on": on_device[name]} if name in on_device else {})}
             lowered.append(entry if len(entry) > 1 else name)
         else:
-            fallback.append({"op": name, "reason": text})
+            (fallback if verdict == "fallback" else unsupported).append({"op": name, "reason": text})
     data = {
         "opset": version,
         "backend": backend,
@@ -292,7 +309,11 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
     }
     if backend == "inductor":
         data["devices"] = list(devices)
-    return {**data, "lowered": lowered, "fallback": fallback}
+        data["extern_kernels"] = inductor_extern_kernels()
+    data = {**data, "lowered": lowered, "fallback": fallback, **({"unsupported": unsupported} if unsupported else {})}
+    # the committed reports' execution evidence decides the ops they ran (tools/lowering_from_reports.py)
+    reports = lowering_evidence.reports_for(backend, version, RESULTS)
+    return lowering_evidence.from_reports(data, reports, RESULTS.parents[1])[0] if reports else data
 
 
 def main() -> int:
@@ -316,7 +337,7 @@ def main() -> int:
             print(f"{path}: cannot measure {backend} (needs {needs}): {err}", file=sys.stderr)
             return 2
         text = yamlio.dump(data, HEADER)
-        summary = f"{len(data['lowered'])} lowered, {len(data['fallback'])} fallback"
+        summary = f"{len(data['lowered'])} lowered, {len(data['fallback'])} fallback, {len(data.get('unsupported', ()))} unsupported"
         if args.check:
             current = path.read_text(encoding="utf-8") if path.is_file() else ""
             if current != text:

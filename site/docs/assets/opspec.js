@@ -1,6 +1,8 @@
 // The op index's filters: a select per column named in FILTERS, built from the values the table holds.
 (function () {
-  var FILTERS = ["Category", "Status", "Results"];
+  var FILTERS = ["Category", "Status", "Worst result"];
+  // A cell's value is its first name (a status before the backends that gave it), else its text.
+  function value(cell) { return (cell.querySelector(".opspec-id") || cell).textContent.trim(); }
   function setup() {
     document.querySelectorAll(".opspec-filter").forEach(function (box) {
       if (box.dataset.ready) return;
@@ -15,7 +17,7 @@
         var column = heads.indexOf(name);
         if (column < 0) return;
         var values = {};
-        rows.forEach(function (row) { values[row.cells[column].textContent.trim()] = true; });
+        rows.forEach(function (row) { values[value(row.cells[column])] = true; });
         var label = document.createElement("label");
         label.textContent = name + " ";
         var select = document.createElement("select");
@@ -36,7 +38,7 @@
       function apply() {
         var shown = 0;
         rows.forEach(function (row) {
-          var ok = selects.every(function (s) { return s.value === "all" || row.cells[s.dataset.column].textContent.trim() === s.value; });
+          var ok = selects.every(function (s) { return s.value === "all" || value(row.cells[s.dataset.column]) === s.value; });
           row.style.display = ok ? "" : "none";
           if (ok) shown += 1;
         });

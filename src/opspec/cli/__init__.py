@@ -31,6 +31,7 @@ COMMANDS = (
     "conform",
     "report",
     "strategies",
+    "history",
 )
 
 

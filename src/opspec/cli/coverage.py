@@ -16,7 +16,7 @@ def add_parser(subparsers) -> None:
         help="list the ops a model's exported graph needs, flagging those its backends do not lower",
         description="Export MODEL once with torch.export, decompose it with the opset's table and count every op "
         "left in the graph. Each op is core, bookkeeping (an assertion or range constraint the opset's policy "
-        "covers) or outside the opset; against each backend's manifest it is lowered, fallback or undeclared on "
+        "covers) or outside the opset; against each backend's manifest it is lowered, fallback (with what ran instead), unsupported or undeclared on "
         "the device. Exit 0 when no backend leaves an op unlowered (with --backend none: no op outside the "
         "opset), 1 otherwise, 2 for unusable input.",
     )

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from opspec.spec import manifests
 from opspec.spec.load import OpsetError
 
-STATUSES = ("lowered", "fallback", "undeclared")
+STATUSES = ("lowered", "fallback", "unsupported", "undeclared")
 WARNING_PREFIX = "lowering: "  # marks the warnings of this section, so the summary can show them
 _MANIFEST_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # as the manifest schema spells a backend
 
@@ -42,9 +42,10 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def section(manifest: manifests.BackendManifest, manifest_shown: str, ops: Iterable[str]) -> dict[str, Any]:
-    """Counts, coverage and per-op status over the distinct ``ops`` of a run."""
-    statuses = {op: manifest.status(op) for op in dict.fromkeys(ops)}
+def section(manifest: manifests.BackendManifest, manifest_shown: str, ops: Iterable[str],
+            device: str | None = None) -> dict[str, Any]:
+    """Counts, coverage and per-op status over the distinct ``ops`` of a run on ``device``."""
+    statuses = {op: manifest.status(op, device) for op in dict.fromkeys(ops)}
     counts = Counter(status for status, _ in statuses.values())
     run = len(statuses)
     return {
@@ -73,7 +74,7 @@ def for_run(head: dict[str, Any], ops: Iterable[str], directory: Path | None = N
     if manifest.opset != head["opset"]:
         return None, [f"{WARNING_PREFIX}{where} describes opset {manifest.opset}, not {head['opset']}; "
                       f"the report has no lowering section"]
-    return section(manifest, where, ops), []
+    return section(manifest, where, ops, head.get("device")), []
 
 
 def mark_records(records: list[dict[str, Any]], lowering: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -92,10 +93,12 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
                          f"so the report has no lowering section"]
     line = (f"lowering (manifest {lowering['manifest']}): {lowering['lowered']} of {lowering['ops_run']} ops lowered "
             f"({lowering['coverage_percent']:.1f}%), {lowering['fallback']} fall back")
+    if lowering.get("unsupported"):
+        line += f", {lowering['unsupported']} unsupported"
     if lowering["undeclared"]:
         line += f", {lowering['undeclared']} undeclared"
     lines = [line]
-    for status, label in (("fallback", "fall back"), ("undeclared", "undeclared")):
+    for status, label in (("fallback", "fall back"), ("unsupported", "unsupported"), ("undeclared", "undeclared")):
         lines += _listed(label, [op for op, entry in lowering["ops"].items() if entry["status"] == status])
     return lines
 

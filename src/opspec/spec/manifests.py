@@ -19,6 +19,19 @@ from opspec.spec.yamlio import Mark
 SCHEMA = "backend_manifest.schema.json"
 NONE = "none"  # --backend none: check against the opset only
 
+# What ran instead of the backend's own code: one class per way, named and explained the same way in the
+# manifests, the reports' lowering sections, `opspec coverage` and the site. kind -> (label, what it means).
+FALLBACK_KINDS = {
+    "aten-kernel": ("ATen kernel", "handed back to PyTorch: the op's ATen kernel ran instead of code from the backend"),
+    "extern-kernel": ("extern kernel", "the backend's program calls a library kernel for the op (Inductor's "
+                      "extern_kernels.NAME: ATen's own kernel on CPU) instead of generating code for it; PyTorch's "
+                      "kernel computes the result"),
+    "partial": ("partly PyTorch", "the backend computed part of the op, PyTorch kernels ran the rest"),
+    "partition": ("outside the partitions", "the op stayed in the top-level graph the backend's partitioner "
+                  "left to PyTorch, so PyTorch ran it"),
+    "unsupported": ("unsupported", "the backend cannot compile or export the op, and nothing runs it instead"),
+}
+
 
 @dataclass(frozen=True)
 class BackendManifest:
@@ -27,12 +40,15 @@ class BackendManifest:
     measured_with: str
     lowered: Mapping[str, str] = field(default_factory=dict)  # op -> note ("" when none)
     fallback: Mapping[str, str] = field(default_factory=dict)  # op -> reason ("" when none)
+    unsupported: Mapping[str, str] = field(default_factory=dict)  # op -> reason: the backend cannot take it at all
     description: str = ""
     path: str = ""
     duck_shapes: bool = True  # compile option: torch's default unless the backend asks otherwise
     # lowered ops whose generated code still calls the ATen kernel on some devices: op -> {device: reason}
     fallback_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     devices: tuple[str, ...] = ()  # devices the per-device facts were measured on
+    evidence: tuple[str, ...] = ()  # the conformance reports whose execution evidence decided the ops they ran
+    extern_kernels: tuple[str, ...] = ()  # ops the backend can hand to an extern kernel (class extern-kernel)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
@@ -41,17 +57,20 @@ class BackendManifest:
             opset=data["opset"],
             measured_with=data["measured_with"],
             lowered={_op_of(e): _text_of(e, "note") for e in data["lowered"]},
-            fallback={_op_of(e): _text_of(e, "reason") for e in data["fallback"]},
+            fallback={_op_of(e): _reason_of(e) for e in data["fallback"]},
             description=data.get("description", ""),
             path=path,
             duck_shapes=data.get("compile", {}).get("duck_shapes", True),
             fallback_on={e["op"]: dict(e["fallback_on"]) for e in data["lowered"]
                          if isinstance(e, dict) and e.get("fallback_on")},
             devices=tuple(data.get("devices", ())),
+            unsupported={_op_of(e): _reason_of(e) for e in data.get("unsupported", ())},
+            evidence=tuple(data.get("evidence", ())),
+            extern_kernels=tuple(data.get("extern_kernels", ())),
         )
 
     def status(self, op: str, device: str | None = None) -> tuple[str, str]:
-        """("lowered" | "fallback" | "undeclared", note) for one op, on ``device`` when given."""
+        """("lowered" | "fallback" | "unsupported" | "undeclared", note) for one op, on ``device`` when given."""
         if op in self.lowered:
             reason = self.fallback_on.get(op, {}).get(device) if device else None
             if reason:
@@ -59,6 +78,8 @@ class BackendManifest:
             return "lowered", self.lowered[op]
         if op in self.fallback:
             return "fallback", self.fallback[op]
+        if op in self.unsupported:
+            return "unsupported", self.unsupported[op]
         return "undeclared", f"{self.backend} manifest does not list it"
 
 
@@ -68,6 +89,11 @@ def _op_of(entry: Any) -> str:
 
 def _text_of(entry: Any, key: str) -> str:
     return entry.get(key, "") if isinstance(entry, dict) else ""
+
+
+def _reason_of(entry: Any) -> str:
+    """A fallback's reason, with the measuring rule's note where the evidence wrote the reason."""
+    return "; ".join(text for text in (_text_of(entry, "reason"), _text_of(entry, "note")) if text)
 
 
 backends_dir = resources.backends_dir
@@ -152,8 +178,8 @@ def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | st
     names = sorted(opset.core_names() | set(opset.rules_by_op) | set(opset.bookkeeping_by_name))
     measured = set(data.get("devices", ()))
     seen: dict[str, Mark] = {}
-    for key in ("lowered", "fallback"):
-        entries = data[key]
+    for key in ("lowered", "fallback", "unsupported"):
+        entries = data.get(key, ())
         for index, entry in enumerate(entries):
             op = _op_of(entry)
             mark = yamlio.mark_of(entries, index)

@@ -207,10 +207,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                 )
                 pages[f"ops/{slugs[name]}.md" if location == "canonical" else f"{opset.version}/ops/{slugs[name]}.md"] = text
 
-    worst = {}
-    for r in results.records:
-        if r.op not in worst or results_mod.status_key(r.status) > results_mod.status_key(worst[r.op]):
-            worst[r.op] = r.status
+    worst = _worst_by_op(results.records)
     for opset in opsets:
         is_newest = opset is newest
         folder = "ops/index.md" if is_newest else f"{opset.version}/ops/index.md"
@@ -258,9 +255,23 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
     pages["torch-versions.md"] = env.get_template("torch_versions.md.j2").render(
         rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
     pages.update(scoreboard.pages(env, results, newest, slugs, ws.version_matrix,
-                                  torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None))
+                                  torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None,
+                                  history_folder=ws.results / "history"))
     pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     return Generated(pages, skipped, problems)
+
+
+def _worst_by_op(records) -> dict[str, tuple[str, str]]:
+    """op -> its worst status over every backend's report, naming the backends that gave it (the op index's column)."""
+    found: dict[str, tuple[str, list[str]]] = {}
+    for r in records:
+        status, backends = found.get(r.op, ("", []))
+        if not status or results_mod.status_key(r.status) > results_mod.status_key(status):
+            found[r.op] = (r.status, [r.backend])
+        elif r.status == status and r.backend not in backends:
+            backends.append(r.backend)
+    return {op: (status, ", ".join(sorted(backends)[:2]) + (f" +{len(backends) - 2}" if len(backends) > 2 else ""))
+            for op, (status, backends) in found.items()}
 
 
 def _special_cases(ws: Workspace, newest: Opset, run_rows: bool, problems: list[str]):

@@ -21,7 +21,7 @@ def pages(path: Path) -> dict[str, str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     summary, env = data["summary"], data["environment"]
     lines = [
-        "---", "title: Real models", "---", "",
+        "---", "title: Real models", "hide:", "  - navigation", "  - toc", "---", "",
         "# Real models",
         "",
         "`opspec coverage` run on real architectures (built from torchvision and transformers with random weights), "
@@ -41,19 +41,33 @@ def pages(path: Path) -> dict[str, str]:
         "| model | ops (calls) | bookkeeping / outside the opset | flagged | op set agrees | backends agree | failures |",
         "|---|---|---|---|---|---|---|",
     ]
+    # The table keeps to short cells so its seven columns fit the page; failure messages follow it in full.
+    details = []
     for m in data["models"]:
         if "coverage_error" in m:  # coverage gave no report for this model
-            lines.append(f"| {sanitize.inline(m['model'])} | coverage failed | | | | | "
-                         f"{sanitize.inline(m['coverage_error'][:300])} |")
+            details.append(f"- **{sanitize.inline(m['model'])}**: coverage failed: {sanitize.inline(m['coverage_error'][:300])}")
+            lines.append(f"| {sanitize.inline(m['model'])} | coverage failed | | | | | [below](#failures) |")
             continue
         extra = ", ".join(sanitize.code(o) for o in m["bookkeeping"] + m["outside_opset"]) or "-"
         flagged = "; ".join(f"{b}: {', '.join(sanitize.code(o) for o in ops)}" for b, ops in m["flagged"].items() if ops) or "none"
-        agree = ", ".join(f"{b} {'yes' if v['agrees'] else '**no**'}" for b, v in m["backends"].items())
-        failures = "; ".join(f"{b}: {sanitize.inline(v['failure'][:160])} ({v['failure_cause']})"
-                             for b, v in m["backends"].items() if not v["ran"]) or "-"
+        failed = {b: v for b, v in m["backends"].items() if not v["ran"]}
+        details += [f"- **{sanitize.inline(m['model'])}** on {sanitize.inline(b)} ({sanitize.inline(v['failure_cause'])}): "
+                    f"{sanitize.inline(v['failure'][:300])}" for b, v in failed.items()]
+        failures = ", ".join(f"{sanitize.inline(b)} ({sanitize.inline(v['failure_cause'])})" for b, v in failed.items())
         lines.append(f"| {sanitize.inline(m['model'])} | {m['ops']} ({m['calls']}) | {extra} | {flagged} | "
-                     f"{_op_set(m['op_set'])} | {agree} | {failures} |")
+                     f"{_op_set(m['op_set'])} | {_agree(m['backends'])} | "
+                     f"{f'{failures}, [below](#failures)' if failures else '-'} |")
+    if details:
+        lines += ["", "## Failures", "", "What each backend said when it could not run the model:", "", *details]
     return {PAGE: "\n".join(lines) + "\n"}
+
+
+def _agree(backends: dict) -> str:
+    """Whether each backend's verdicts matched what it did: "all 4", or the ones that did not."""
+    wrong = [b for b, v in backends.items() if not v["agrees"]]
+    if not wrong:
+        return f"all {len(backends)}"
+    return f"**no**: {sanitize.inline(', '.join(wrong))}; yes: {sanitize.inline(', '.join(b for b in backends if b not in wrong)) or '-'}"
 
 
 def _op_set(op_set: dict) -> str:

@@ -47,6 +47,7 @@ class Record:
     executed: str = ""  # who computed the op: target, runtime, pytorch, partial or unknown, when the report says
     rows_held: bool = False  # every special-case row of the op ran and held (a right answer with rows run)
     failed_row: str = ""  # the special-case row the case failed on ("says" of the row), when it failed on one
+    ran_instead: str = ""  # for a case PyTorch ran: the class and the kernels that ran instead of the backend's code
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,19 @@ def _functionalization(section: Any) -> Functionalization | None:
     return Functionalization(summary, [(status, why, programs) for (status, why), programs in groups.items()])
 
 
+def _ran_instead(item: dict, lowering_entry: Any) -> str:
+    """What ran instead of the backend's code, by the one set of classes the manifests use: the report's lowering
+    note where its manifest decided the op from this evidence, else the class read from the case's own evidence."""
+    from opspec.conform import lowering_evidence
+
+    if item.get("executed") not in lowering_evidence.PYTORCH_RAN or not isinstance(item.get("evidence"), dict):
+        return ""
+    if isinstance(lowering_entry, dict) and lowering_entry.get("status") == "fallback" and lowering_entry.get("note"):
+        return str(lowering_entry["note"]).removeprefix(f"on {item.get('device')}: ")[:300]
+    kind, ran = lowering_evidence.case_kind(item, ())
+    return lowering_evidence.Verdict("fallback", kind, ran).reason()
+
+
 def _date(data: dict, path: Path) -> str:
     """When the run happened: the report's own field, else the date its file was last committed."""
     for key in ("date", "finished", "started", "created", "timestamp"):
@@ -229,6 +243,8 @@ def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
             if isinstance(attribution, str) and _text(item, ("blame_stage",)):
                 attribution = f"{attribution} ({_text(item, ('blame_stage',))})"
             repro = item.get("repro")
+            lowering_entry = ((data.get("lowering") or {}).get("ops") or {}).get(_text(item, OP_KEYS)) \
+                if isinstance(data.get("lowering"), dict) else None
             results.records.append(Record(
                 backend=backend,
                 op=_text(item, OP_KEYS),
@@ -245,6 +261,7 @@ def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
                 executed=_text(item, ("executed",)),
                 rows_held=_rows_held(item),
                 failed_row=_text(item["special_case"], ("says",)) if isinstance(item.get("special_case"), dict) else "",
+                ran_instead=_ran_instead(item, lowering_entry),
             ))
         if skipped:
             results.notes.append(f"{path.name}: {skipped} entries without an op were skipped")

@@ -14,6 +14,7 @@ import jinja2
 
 from opspec.reports.site import results as results_mod
 from opspec.reports.site import sanitize
+from opspec.spec.manifests import FALLBACK_KINDS
 from opspec.spec.model import CATEGORIES, Opset
 
 DEFAULT_MEANING = "Lowered: the backend's manifest lists the op as handled natively; fallback: it hands the op back to PyTorch."
@@ -82,7 +83,7 @@ def _heatmap(results: results_mod.Results, newest: Opset, page_prefix: str, op_p
                     cells.append(f'<td><a class="hm hm-none" href="{op_page(op)}" '
                                  f'title="{html.escape(op)} on {html.escape(report.name)}: not run"></a></td>')
                     continue
-                why = record.reason or record.message
+                why = record.ran_instead or record.reason or record.message
                 title = f"{op} {record.dtype} on {report.name}: {record.status}" + (f" — {why}" if why else "")
                 href = f"{page_prefix}reports/{report.name}/#{anchor(report.name, op, record.dtype)}"
                 css = re.sub(r"[^a-z0-9-]", "", record.status.lower()) or "unknown"
@@ -135,9 +136,12 @@ def _version_matrix(path: Path) -> tuple[list[str], list[list[str]], str] | None
 
 
 def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, slugs: dict[str, str],
-          version_matrix: Path, torch_versions_page: str | None = None) -> dict[str, str]:
+          version_matrix: Path, torch_versions_page: str | None = None, history_folder: Path | None = None) -> dict[str, str]:
+    from opspec.reports.site import history_pages
+
     statuses = results.statuses()
-    out = {}
+    history_rows, history_notes = history_pages.rows(history_folder) if history_folder else ([], [])
+    out = history_pages.pages(history_rows, slugs)
 
     def op_link(name: str, prefix: str) -> str:
         slug = slugs.get(name)
@@ -156,9 +160,10 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         reports=results.reports, statuses=statuses, summary=_summary(results, statuses),
         heatmap=_heatmap(results, newest, "../", lambda n: f"../ops/{slugs[n]}/" if n in slugs else "#")
         if results.reports else "",
-        meanings=meanings, devices=sorted({r.device for r in results.reports}),
+        meanings=meanings, devices=sorted({r.device for r in results.reports}), fallback_kinds=FALLBACK_KINDS,
         version_matrix=_version_matrix(version_matrix), torch_versions_page=torch_versions_page, functionalization=results.functionalization,
-        notes=results.notes, files=results.files, records=results.records,
+        notes=results.notes + history_notes, files=results.files, records=results.records,
+        history=history_rows, sparkline=history_pages.sparkline, history_counts=history_pages.counts,
     )
     for report in results.reports:
         records = sorted(results.for_report(report.name), key=lambda r: (r.op, r.dtype))

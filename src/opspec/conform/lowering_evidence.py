@@ -1,0 +1,210 @@
+"""One truth about lowering: a manifest's verdicts for the ops a conformance report ran come from that report.
+
+``opspec conform`` records, per case (op, dtype, device), who executed the op (the
+``evidence`` of :mod:`opspec.conform.evidence`). Here that evidence decides each op's place
+in the backend's manifest on each device the report covers, so the manifest, the
+report's lowering section and ``opspec coverage`` (which reads the manifest) cannot
+disagree. Ops no report ran keep the verdict ``tools/measure_lowering.py`` measured.
+
+Per case: PyTorch ran the op (``executed`` pytorch or partial) -> fallback, with what ran
+instead and its class (:data:`opspec.spec.manifests.FALLBACK_KINDS`); the backend's target
+or its runtime ran it (a right answer, or a wrong one it computed itself) -> lowered; no evidence (nothing ran, or the
+compile failed before the backend showed what it would do) -> no verdict. Per op and
+device: fallback when any dtype fell back (the reason names those dtypes when not all
+did), else lowered. Only manifests and JSON are read here, no torch.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from opspec.conform.lowering import backend_name
+from opspec.spec.manifests import FALLBACK_KINDS
+
+PYTORCH_RAN = ("pytorch", "partial")
+# the backend's own code ran it: its target, its runtime around the target, or "backend" in reports older than the levels
+BACKEND_RAN = ("target", "runtime", "backend")
+NO_EVIDENCE_OUTCOMES = ("compile-error",)  # the backend failed before it showed what it would run
+EXTERN_PREFIX = "extern_kernels."
+DEVICES = ("cpu", "cuda")  # the devices a manifest can speak for
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the evidence says about one op on one device."""
+    status: str  # lowered | fallback
+    kind: str = ""  # a FALLBACK_KINDS key, for a fallback
+    ran_instead: tuple[str, ...] = ()
+    dtypes: tuple[str, ...] = ()  # the dtypes that fell back, when not every dtype run did
+
+    def reason(self) -> str:
+        """The manifest's reason: the class and what ran instead (in which dtypes, when not all)."""
+        label = FALLBACK_KINDS[self.kind][0]
+        ran = ", ".join(self.ran_instead) or "a PyTorch kernel the evidence does not name"
+        where = f" in {', '.join(self.dtypes)}" if self.dtypes else ""
+        if self.kind == "partial":
+            return f"{label}: {ran} ran in PyTorch{where}, the rest in the backend"
+        return f"{label}: {ran} ran instead{where}"
+
+
+def case_kind(record: dict[str, Any], extern: Iterable[str]) -> tuple[str, tuple[str, ...]]:
+    """(class, what ran instead) for a case PyTorch ran."""
+    evidence = record.get("evidence") or {}
+    ran = tuple(evidence.get("pytorch_ops") or ())
+    extern = set(extern)
+    named = tuple(f"{EXTERN_PREFIX}{op.removeprefix('aten::').split('.')[0]} ({op})" if op in extern else op for op in ran)
+    if record.get("executed") == "partial":
+        return "partial", named
+    if ran and all(op in extern for op in ran):
+        return "extern-kernel", named
+    if evidence.get("source") == "partition":
+        return "partition", named
+    return "aten-kernel", named
+
+
+def verdicts(report: dict[str, Any], extern: Iterable[str] = ()) -> dict[str, dict[str, Verdict]]:
+    """op -> device -> what the report's evidence says; ops without evidence are absent."""
+    extern = tuple(extern)
+    seen: dict[tuple[str, str], dict[str, tuple[str, str, tuple[str, ...]] | None]] = {}
+    for record in report.get("results", ()):
+        op, device, dtype = record.get("op"), record.get("device") or report.get("device"), record.get("dtype", "")
+        if not isinstance(op, str) or not isinstance(device, str):
+            continue
+        executed = record.get("executed") or (record.get("evidence") or {}).get("executed")
+        if executed in PYTORCH_RAN:
+            kind, ran = case_kind(record, extern)
+            seen.setdefault((op, device), {})[dtype] = ("fallback", kind, ran)
+        elif executed in BACKEND_RAN and record.get("outcome") not in NO_EVIDENCE_OUTCOMES:
+            seen.setdefault((op, device), {})[dtype] = ("lowered", "", ())
+    found: dict[str, dict[str, Verdict]] = {}
+    for (op, device), by_dtype in sorted(seen.items()):
+        fell_back = {dtype: v for dtype, v in by_dtype.items() if v[0] == "fallback"}
+        if not fell_back:
+            verdict = Verdict("lowered")
+        else:
+            kinds = [v[1] for v in fell_back.values()]
+            ran = tuple(dict.fromkeys(name for v in fell_back.values() for name in v[2]))
+            partly = tuple(sorted(fell_back)) if len(fell_back) < len(by_dtype) else ()
+            verdict = Verdict("fallback", max(set(kinds), key=kinds.count), ran, partly)
+        found.setdefault(op, {})[device] = verdict
+    return found
+
+
+def _op(entry: Any) -> str:
+    return entry["op"] if isinstance(entry, dict) else entry
+
+
+def apply(data: dict[str, Any], found: dict[str, dict[str, Verdict]], evidence: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The manifest ``data`` with every op of ``found`` placed by its evidence, and one line per op that moved."""
+    static: dict[str, tuple[str, Any]] = {}
+    for key in ("lowered", "fallback", "unsupported"):
+        for entry in data.get(key) or ():
+            static[_op(entry)] = (key, entry)
+    placed: dict[str, list[Any]] = {"lowered": [], "fallback": [], "unsupported": []}
+    moved = []
+    for op in sorted(set(static) | set(found)):
+        was, entry = static.get(op, ("undeclared", op))
+        by_device = found.get(op)
+        if by_device is None:
+            placed[was].append(entry)
+            continue
+        statuses = {v.status for v in by_device.values()}
+        # an op measured lowered keeps that word on the devices no report ran it on: it falls back only where seen
+        everywhere = was != "lowered" or set(by_device) >= set(DEVICES)
+        if statuses == {"fallback"} and everywhere and len({(v.kind, v.ran_instead, v.dtypes) for v in by_device.values()}) == 1:
+            verdict = next(iter(by_device.values()))
+            why = _why(was, entry)
+            new = {"op": op, "reason": verdict.reason(), "kind": verdict.kind,
+                   **({"ran_instead": list(verdict.ran_instead)} if verdict.ran_instead else {}),
+                   **({"dtypes": list(verdict.dtypes)} if verdict.dtypes else {}),
+                   **({"note": why} if why else {})}
+            placed["fallback"].append(new)
+            now = "fallback"
+        else:
+            new = _lowered_entry(op, was, entry, by_device)
+            placed["lowered"].append(new)
+            now = "lowered" if statuses == {"lowered"} else "lowered, falls back on " + ", ".join(
+                sorted(d for d, v in by_device.items() if v.status == "fallback"))
+        if _compact(new) != entry:
+            moved.append(f"{op}: {was} -> {now}")
+    out = {k: v for k, v in data.items() if k not in ("lowered", "fallback", "unsupported", "evidence")}
+    seen_on = {d for e in placed["lowered"] if isinstance(e, dict) for d in e.get("fallback_on", {})}
+    if seen_on - set(out.get("devices", ())):  # a per-device fact names a device the manifest lists
+        out["devices"] = [d for d in DEVICES if d in seen_on | set(out.get("devices", ()))]
+    position = list(data).index("lowered") if "lowered" in data else len(out)
+    items = list(out.items())
+    items.insert(position, ("evidence", list(evidence)))
+    result = dict(items)
+    result.update(lowered=[_compact(e) for e in placed["lowered"]], fallback=placed["fallback"])
+    if placed["unsupported"]:
+        result["unsupported"] = placed["unsupported"]
+    return result, moved
+
+
+def _why(was: str, entry: Any) -> str:
+    """The measuring rule's explanation kept beside the evidence: its note, or its reason before evidence replaced it."""
+    if not isinstance(entry, dict):
+        return ""
+    if entry.get("note"):
+        return entry["note"]
+    return entry.get("reason", "") if was == "fallback" and "kind" not in entry else ""
+
+
+def _lowered_entry(op: str, was: str, entry: Any, by_device: dict[str, Verdict]) -> dict[str, Any]:
+    """A lowered entry: the static one where it was lowered (less the device facts the evidence replaces)."""
+    if was == "lowered":
+        new = dict(entry) if isinstance(entry, dict) else {"op": op}
+    else:
+        ran = ", ".join(sorted(d for d, v in by_device.items() if v.status == "lowered"))
+        new = {"op": op, "note": f"tools/measure_lowering.py's static rule has it {was}, but the backend ran it in every "
+                                 f"case of the conformance report on {ran}"}
+    on = {d: r for d, r in (new.pop("fallback_on", None) or {}).items() if d not in by_device}
+    on.update({d: v.reason() for d, v in sorted(by_device.items()) if v.status == "fallback"})
+    if on:
+        new["fallback_on"] = dict(sorted(on.items()))
+    return new
+
+
+def _compact(entry: Any) -> Any:
+    """An entry with nothing but its op is written as the bare name, as the measuring tool writes it."""
+    return entry["op"] if isinstance(entry, dict) and set(entry) == {"op"} else entry
+
+
+def disagreements(manifest, report: dict[str, Any], extern: Iterable[str] = ()) -> list[str]:
+    """Ops whose status in the manifest is not what ``report``'s evidence says on that device: lowered in one and
+    fallback in the other, or run by the backend but unsupported or undeclared in the manifest (one line each)."""
+    problems = []
+    for op, by_device in verdicts(report, extern or manifest.extern_kernels).items():
+        for device, verdict in by_device.items():
+            status, _ = manifest.status(op, device)
+            if status != verdict.status:
+                problems.append(f"{op} on {device}: {status} in {manifest.path or manifest.backend}, "
+                                f"{verdict.status} by the report's evidence")
+    return problems
+
+
+def reports_for(backend: str, opset: str, results: Path) -> list[Path]:
+    """The committed reports of ``backend`` (``BACKEND-DEVICE.json``) on ``opset``: the evidence for its manifest."""
+    found = []
+    for path in sorted(results.glob(f"{backend}-*.json")):
+        try:
+            head = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if isinstance(head, dict) and "backend" in head and backend_name(head) == backend and head.get("opset") == opset \
+                and path.stem == f"{backend}-{head.get('device')}":
+            found.append(path)
+    return found
+
+
+def from_reports(data: dict[str, Any], reports: list[Path], root: Path) -> tuple[dict[str, Any], list[str]]:
+    """Manifest ``data`` with the evidence of ``reports`` applied (paths shown relative to ``root``)."""
+    found: dict[str, dict[str, Verdict]] = {}
+    for path in reports:
+        for op, by_device in verdicts(json.loads(path.read_text(encoding="utf-8")), data.get("extern_kernels", ())).items():
+            found.setdefault(op, {}).update(by_device)
+    shown = [path.resolve().relative_to(root.resolve()).as_posix() if path.resolve().is_relative_to(root.resolve())
+             else str(path) for path in reports]
+    return apply(data, found, shown)

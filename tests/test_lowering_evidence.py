@@ -1,0 +1,161 @@
+"""One truth about lowering: manifests placed by the execution evidence of the committed reports.
+
+Every committed (manifest, report) pair is checked: no op is lowered in one and fallback in
+the other, the report's lowering section is what the manifest says, and regenerating the
+manifests from the reports changes nothing.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from opspec.conform import lowering, lowering_evidence
+from opspec.spec import manifests, yamlio
+from opspec.spec.manifests import FALLBACK_KINDS, BackendManifest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "conformance" / "results"
+BACKENDS = ROOT / "conformance" / "backends"
+
+
+def _pairs() -> list[tuple[Path, Path]]:
+    found = []
+    for path in sorted(BACKENDS.glob("*.yaml")):
+        data = yamlio.load_file(path)
+        found += [(path, report) for report in lowering_evidence.reports_for(data["backend"], data["opset"], RESULTS)]
+    return found
+
+
+PAIRS = _pairs()
+
+
+def test_the_backends_with_reports_have_their_pairs_checked():
+    assert {(m.stem, r.stem) for m, r in PAIRS} >= {
+        ("inductor", "inductor-cpu"), ("onnxruntime", "onnxruntime-cpu"), ("aot_eager", "aot_eager-cpu")}
+
+
+@pytest.mark.parametrize(("manifest_path", "report_path"), PAIRS, ids=[r.stem for _, r in PAIRS])
+def test_manifest_and_report_agree_on_every_op(manifest_path, report_path):
+    manifest = manifests.load_manifest(manifest_path)
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert lowering_evidence.disagreements(manifest, report) == []
+    assert report_path.relative_to(ROOT).as_posix() in manifest.evidence
+    # no case is fallback in the report while its op is lowered in the manifest, or the reverse
+    for record in report["results"]:
+        status, _ = manifest.status(record["op"], record["device"])
+        if record["status"] == "fallback":
+            assert status == "fallback", record["op"]
+        if record.get("executed") in ("target", "backend") and record["status"] == "pass":
+            assert status == "lowered", record["op"]
+    # the report's lowering section is the manifest's word, op by op
+    section = report["lowering"]
+    for op, entry in section["ops"].items():
+        assert entry["status"] == manifest.status(op, report["device"])[0], op
+    assert {r["op"]: r["lowering"] for r in report["results"]} == {op: e["status"] for op, e in section["ops"].items()}
+
+
+def test_regenerating_the_manifests_from_the_reports_changes_nothing(monkeypatch, capsys):
+    spec = importlib.util.spec_from_file_location("lowering_from_reports", ROOT / "tools" / "lowering_from_reports.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    monkeypatch.setattr("sys.argv", ["lowering_from_reports.py", "--check"])
+    assert tool.main() == 0, capsys.readouterr().out
+
+
+def test_inductor_extern_kernels_are_one_class_with_what_ran_instead():
+    manifest = manifests.load_manifest(BACKENDS / "inductor.yaml")
+    assert {"aten::mm", "aten::convolution"} <= set(manifest.extern_kernels)
+    for op, kernel in (("aten::mm", "extern_kernels.mm"), ("aten::convolution", "extern_kernels.convolution")):
+        # measured lowered (Inductor has a lowering), seen running ATen's kernel on cpu: fallback there, named so
+        assert manifest.status(op, "cpu") == ("fallback", f"on cpu: {FALLBACK_KINDS['extern-kernel'][0]}: {kernel} ({op}) ran instead")
+        assert manifest.status(op, "cuda")[0] == "lowered"  # no report ran it on cuda
+    # what ran instead is named for every fallback the evidence decided
+    data = yamlio.load_file(BACKENDS / "inductor.yaml")
+    decided = [e for e in data["fallback"] if isinstance(e, dict) and "kind" in e]
+    assert decided and all(e.get("ran_instead") and "ran in" in e["reason"] or "ran instead" in e["reason"] for e in decided)
+
+
+# ---- the rules, on small reports ----
+
+def record(op, executed, dtype="float32", outcome="pass", pytorch_ops=(), source="generated-code", status=None):
+    evidence = {"executed": executed, "source": source, **({"pytorch_ops": list(pytorch_ops)} if pytorch_ops else {})}
+    status = status or ("fallback" if executed in ("pytorch", "partial") else outcome)
+    return {"op": op, "dtype": dtype, "device": "cpu", "status": status, "outcome": outcome, "executed": executed,
+            "evidence": evidence}
+
+
+REPORT = {"backend": {"name": "toy", "version": "1"}, "device": "cpu", "opset": "2026.11", "results": [
+    record("aten::abs", "target"),
+    record("aten::mm", "pytorch", pytorch_ops=["aten::mm"]),
+    record("aten::topk", "pytorch", pytorch_ops=["aten::topk"]),
+    record("aten::scatter_add", "partial", pytorch_ops=["aten::scatter_reduce_.two"]),
+    record("aten::sin", "pytorch", source="partition", pytorch_ops=["aten::sin"]),
+    record("aten::cos", "backend", outcome="compile-error", status="xfail"),  # failed before running: no evidence
+    record("aten::neg", "unknown"),
+    record("aten::exp", "runtime", outcome="fail", status="xfail"),  # wrong, but the backend's runtime computed it
+    record("aten::add.Tensor", "backend", dtype="float32"),
+    record("aten::add.Tensor", "pytorch", dtype="int64", pytorch_ops=["aten::add.Tensor"]),
+]}
+
+
+def test_each_case_is_judged_by_who_ran_it():
+    found = lowering_evidence.verdicts(REPORT, extern=["aten::mm"])
+    cpu = {op: v["cpu"] for op, v in found.items()}
+    assert set(cpu) == {"aten::abs", "aten::mm", "aten::topk", "aten::scatter_add", "aten::sin", "aten::exp", "aten::add.Tensor"}
+    assert cpu["aten::abs"].status == cpu["aten::exp"].status == "lowered"
+    assert (cpu["aten::mm"].kind, cpu["aten::mm"].ran_instead) == ("extern-kernel", ("extern_kernels.mm (aten::mm)",))
+    assert cpu["aten::topk"].kind == "aten-kernel"
+    assert cpu["aten::scatter_add"].kind == "partial" and cpu["aten::scatter_add"].ran_instead == ("aten::scatter_reduce_.two",)
+    assert cpu["aten::sin"].kind == "partition"
+    assert cpu["aten::add.Tensor"].status == "fallback" and cpu["aten::add.Tensor"].dtypes == ("int64",)
+    assert cpu["aten::add.Tensor"].reason() == "ATen kernel: aten::add.Tensor ran instead in int64"
+
+
+STATIC = {"opset": "2026.11", "backend": "toy", "measured_with": "torch 2.13.0, by hand",
+          "lowered": ["aten::abs", "aten::mm", {"op": "aten::cos", "note": "a lowering"}],
+          "fallback": [{"op": "aten::exp", "reason": "no exp unit"}, {"op": "aten::topk", "reason": "make_fallback"}]}
+
+
+def test_the_evidence_places_the_ops_it_saw_and_keeps_the_rest():
+    data, moved = lowering_evidence.apply(STATIC, lowering_evidence.verdicts(REPORT, ["aten::mm"]), ["r.json"])
+    manifest = BackendManifest.from_dict(data)
+    assert data["evidence"] == ["r.json"] and list(data).index("evidence") < list(data).index("lowered")
+    # measured lowered, seen falling back on cpu: fallback on cpu only, the manifest now listing the device
+    assert manifest.status("aten::mm", "cpu")[0] == "fallback" and manifest.status("aten::mm", "cuda")[0] == "lowered"
+    assert data["devices"] == ["cpu"]
+    assert manifest.status("aten::exp", "cpu")[0] == "lowered"  # the backend computed it, if wrongly
+    assert "static rule has it fallback" in manifest.status("aten::exp")[1]
+    assert manifest.status("aten::cos")[1] == "a lowering"  # no evidence: as measured
+    assert manifest.status("aten::topk")[1] == "ATen kernel: aten::topk ran instead; make_fallback"  # the rule's why kept
+    # one dtype fell back: the op falls back on that device, its reason and entry naming the dtype
+    assert manifest.status("aten::add.Tensor", "cpu") == ("fallback", "ATen kernel: aten::add.Tensor ran instead in int64")
+    assert next(e for e in data["fallback"] if e["op"] == "aten::add.Tensor")["dtypes"] == ["int64"]
+    assert "aten::mm: lowered -> lowered, falls back on cpu" in moved and not [m for m in moved if m.startswith("aten::cos")]
+    assert lowering_evidence.disagreements(manifest, REPORT, ["aten::mm"]) == []
+    again, moved_again = lowering_evidence.apply(data, lowering_evidence.verdicts(REPORT, ["aten::mm"]), ["r.json"])
+    assert (again, moved_again) == (data, [])  # applying the same evidence twice changes nothing
+
+
+def test_a_disagreement_is_found_both_ways():
+    manifest = BackendManifest.from_dict(STATIC)
+    problems = lowering_evidence.disagreements(manifest, REPORT, ["aten::mm"])
+    assert "aten::mm on cpu: lowered in toy, fallback by the report's evidence" in problems
+    assert "aten::exp on cpu: fallback in toy, lowered by the report's evidence" in problems
+
+
+def test_the_report_section_uses_the_device(tmp_path):
+    manifest = BackendManifest.from_dict({**STATIC, "devices": ["cpu", "cuda"], "lowered": [
+        {"op": "aten::abs", "fallback_on": {"cpu": "the cpu backend has no abs"}}]})
+    assert lowering.section(manifest, "toy.yaml", ["aten::abs"], "cpu")["ops"]["aten::abs"]["status"] == "fallback"
+    assert lowering.section(manifest, "toy.yaml", ["aten::abs"], "cuda")["ops"]["aten::abs"]["status"] == "lowered"
+
+
+def test_unsupported_ops_are_neither_lowered_nor_fallback():
+    manifest = BackendManifest.from_dict({**STATIC, "unsupported": [{"op": "aten::randperm", "reason": "the export fails"}]})
+    assert manifest.status("aten::randperm") == ("unsupported", "the export fails")
+    section = lowering.section(manifest, "toy.yaml", ["aten::randperm", "aten::abs"])
+    assert (section["unsupported"], section["lowered"], section["fallback"]) == (1, 1, 0)
+    assert "1 unsupported" in lowering.summary_lines({"backend": "toy", "lowering": section})[0]
