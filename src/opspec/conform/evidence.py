@@ -175,6 +175,11 @@ def collecting() -> Iterator[list[Seen]]:
         _collector.reset(token)
 
 
+def current() -> list[Seen] | None:
+    """What the enclosing :func:`collecting` block has seen so far (None outside one)."""
+    return _collector.get()
+
+
 def note(item: Seen) -> None:
     found = _collector.get()
     if found is not None:

@@ -236,6 +236,9 @@ class CaseRunner:
                 failed["examples"] = len(verdicts)
                 failed["special_case"] = {"row": special_rows.where(run.row), "says": run.row.says, "dtype": run.dtype}
                 return failed
+            if run is not None and fallback_repro is None:  # only a row's program ran the op in PyTorch
+                fallback_repro = self.repro(run.example, case, seed,
+                                            row=(special_rows.where(run.row), run.dtype) if run.row else None)
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)
         # a repro stays with the record should the evidence make the case a fallback: the program that showed it
