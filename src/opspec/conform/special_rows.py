@@ -176,12 +176,35 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
     seen = evidence.current()
     fell_back: list[RowRun] = []
 
+    def run_together(group: list) -> tuple | None:
+        if len(group) < 2:
+            return run_watched(group[0]) if group else None
+        before = len(seen) if seen is not None else 0
+        suspects = _suspects(backend, group, used)
+        own = _in_dtype(group[0][0], case.dtype)
+        fell_together = own and seen is not None and len(seen) > before \
+            and evidence.judge(op.name, seen[before:]).executed in evidence.FALLBACK
+        if seen is not None and not own:
+            del seen[before:]
+        # a program of all their calls that ran the op in PyTorch: the units alone, until one shows which row did
+        for unit in [*suspects, *(u for u in group if u not in suspects and fell_together)]:
+            if fell_back and unit not in suspects:
+                break
+            failed = run_watched(unit)
+            if failed is not None:
+                return failed
+        return None
+
     def run_watched(unit) -> tuple | None:
         before = len(seen) if seen is not None else 0
         failed = run_unit(backend, compiled, unit, used)
-        if failed is None and not fell_back and seen is not None and len(seen) > before \
+        example, group, batch = unit
+        if seen is not None and not _in_dtype(example, case.dtype):
+            # a row in another dtype (integer semantics, promotion) is judged for its values; who computed it
+            # says nothing of this case's dtype (a float32 delegate leaves int64 to the runtime)
+            del seen[before:]
+        elif failed is None and not fell_back and seen is not None and len(seen) > before \
                 and evidence.judge(op.name, seen[before:]).executed in evidence.FALLBACK:
-            example, group, batch = unit
             fell_back.append(RowRun(group[0].row if batch is None else None, group[0].dtype, example))
         return failed
 
@@ -217,24 +240,12 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
     # the rows beyond the budget: every one of their calls in one program, one compile for all of them;
     # a unit that program gets wrong (or a program that does not build) is run alone for its verdict
     together = [u for u in rest if not u[0].written and u[0].call.op not in cases.SYMBOLIC]
-    if len(together) > 1:
-        before = len(seen) if seen is not None else 0
-        suspects = _suspects(backend, together, used)
-        fell_together = seen is not None and len(seen) > before \
-            and evidence.judge(op.name, seen[before:]).executed in evidence.FALLBACK
-        # a program of all their calls that ran the op in PyTorch: the units alone, until one shows which row did
-        for unit in [*suspects, *(u for u in together if u not in suspects and fell_together)]:
-            if fell_back and unit not in suspects:
-                break
-            failed = run_watched(unit)
-            if failed is not None:
-                return failed
-        ran += sum(len(u[1]) for u in together)
-    elif together:
-        failed = run_watched(together[0])
+    for group in ([u for u in together if _in_dtype(u[0], case.dtype)],  # in the case's dtype, then the others
+                  [u for u in together if not _in_dtype(u[0], case.dtype)]):
+        failed = run_together(group)
         if failed is not None:
             return failed
-        ran += len(together[0][1])
+        ran += sum(len(u[1]) for u in group)
     return None, (fell_back[0] if fell_back else None), {"rows": len(runs), "run": ran, "latitude": used}
 
 
@@ -260,6 +271,12 @@ def run_unit(backend, compiled: dict, unit, used: list[str]) -> tuple | None:
         return ({"status": "fail", "message": f"special case {where(run.row)} ({run.dtype}): {run.row.says}: "
                  f"{verdict.detail}"}, run, {})
     return None
+
+
+def _in_dtype(example: cases.Example, dtype: str) -> bool:
+    """Whether the example runs in the case's dtype: its first tensor's, as a case is named (no tensor: yes)."""
+    tensors = [t for t in example.inputs if isinstance(t, torch.Tensor)]
+    return not tensors or cases.dtype_name(tensors[0].dtype) == dtype
 
 
 def _wrong_rows(unit, result, used: list[str]):
