@@ -32,6 +32,8 @@ COMMANDS = (
     "report",
     "strategies",
     "history",
+    "check_program",
+    "upgrade",
 )
 
 
