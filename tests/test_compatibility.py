@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -179,3 +180,35 @@ def test_an_accepted_deprecation_needs_its_upgrader(tmp_path):
     assert any("aten::mul.Tensor has no argument 'others'" in m for m in found), found
     path.write_text(accepted(2, "deprecate-op", DEPRECATE_MUL, "2026.12"))
     assert checking.check(root / "proposals", root / "opset").findings == []
+
+
+def test_the_compatibility_page_shows_the_policy_and_the_torch_table(tmp_path):
+    from opspec.reports.site import compatibility_page, generate
+    from opspec.spec.workspace import Workspace
+
+    root = write_workspace(tmp_path / "repo")
+    env = generate._environment()
+    ws = Workspace(root)
+
+    def render() -> str:
+        return env.get_template("compatibility.md.j2").render(**compatibility_page.context(ws, load.load_versions(ws.opset)))
+
+    page = render()
+    policy, _ = policy_data.read_policy(root / "opset")
+    for rule in (policy.support, policy.deprecation, policy.removal, policy.upgraders, policy.schema_changes):
+        assert f"| `{rule.id}` |" in page
+    assert all(f"| `{kind}` |" in page for kind in policy.kinds)
+    assert "| 2026.11 | 2026-11-01 | 2028-11-01 | 0 | 0 |" in page and "Not measured yet." in page
+    results = root / "benchmarks" / "results" / "golden_matrix.json"
+    results.parent.mkdir(parents=True)
+    cell = {"programs": 2, "loads": 2, "runs": 2, "matches": 2, "failures": []}
+    broken = {"programs": 2, "loads": 1, "runs": 1, "matches": 1,
+              "failures": [{"file": "reduction.pt2", "detail": "not a program torch.export can load", "failed_ops": []}]}
+    results.write_text(json.dumps({"opset": "2026.12", "measured": "2026-11-26", "exported": {"2.11.0": {}, "2.15.0": {}},
+                                   "loaded": {"2.11.0": {"cells": {"2.11.0": cell, "2.15.0": broken}},
+                                              "2.15.0": {"cells": {"2.11.0": cell, "2.15.0": cell}}},
+                                   "explanations": {"reduction.pt2": "a newer serializer"}}))
+    page = render()
+    assert "| 2.11.0 | 2/2 match | 2/2 match |" in page
+    assert "| 2.15.0 | loads 1/2, runs 1/2, matches 1/2 | 2/2 match |" in page
+    assert "exported with 2.15.0, loaded with 2.11.0: `reduction.pt2`: not a program torch.export can load. Why: a newer serializer" in page

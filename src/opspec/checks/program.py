@@ -59,9 +59,12 @@ class Program:
 def load_program(path: Path) -> Program:
     torch = torch_ops.torch_module()
     extra = {RECORDED: ""}
-    # torch logs a traceback before raising on a bad archive; the one-line error says enough
-    export_log = logging.getLogger("torch.export")
-    level, export_log.level = export_log.level, logging.CRITICAL
+    # torch logs a traceback before raising on a bad archive, and notes about symbols while deserializing;
+    # the one-line error says enough
+    quiet = [logging.getLogger(name) for name in ("torch.export", "torch._export")]
+    levels = [log.level for log in quiet]
+    for log in quiet:
+        log.setLevel(logging.CRITICAL)
     try:
         with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")
@@ -69,7 +72,8 @@ def load_program(path: Path) -> Program:
     except Exception as err:
         raise ProgramError(f"{path}: not a program torch.export can load ({one_line(err, 200)})") from None
     finally:
-        export_log.setLevel(level)
+        for log, level in zip(quiet, levels):
+            log.setLevel(level)
     recorded = None
     if extra.get(RECORDED):
         try:

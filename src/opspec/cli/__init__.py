@@ -34,6 +34,7 @@ COMMANDS = (
     "history",
     "check_program",
     "upgrade",
+    "golden",
 )
 
 
