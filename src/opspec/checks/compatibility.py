@@ -46,9 +46,10 @@ def transition(policy: Policy, old_version: str, old_ops: Mapping[str, Mapping[s
                                        f"removed in {new_version} but active in {old_version}: deprecate it first"))
                 continue
             since = old.get("deprecated") or old_version
-            if months_between(since, new_version) < policy.deprecation_months:
+            months = months_between(since, new_version)
+            if months < policy.deprecation_months:
                 found.append(Violation(name, policy.deprecation.cite(), (
-                    f"removed in {new_version}, {months_between(since, new_version)} months after its deprecation in "
+                    f"removed in {new_version}, {months} month{'' if months == 1 else 's'} after its deprecation in "
                     f"{since}; the policy keeps a deprecated op {policy.deprecation_months} months, so {since}'s "
                     f"deprecation allows removal from {policy.earliest_removal(since)}")))
             continue

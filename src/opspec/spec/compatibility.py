@@ -100,4 +100,13 @@ def read_policy(root: Path) -> tuple[Policy | None, list[Finding]]:
     loaded = load.read(path, SCHEMA)
     if loaded.findings:
         return None, loaded.findings
-    return Policy.from_dict(loaded.data, str(path)), []
+    return Policy.from_dict(loaded.data, _display(path)), []
+
+
+def _display(path: Path) -> str:
+    """Relative to the cwd when the file is below it, as editors and the other findings show paths."""
+    absolute = path.resolve()
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
