@@ -6,7 +6,6 @@ set of proposals (ids, references), the opset and the installed torch (what
 """
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from opspec.proposals.opsetview import OpsetView, base_version, read_index, read
 from opspec.proposals.parse import ParsedFile, parse_file
 from opspec.proposals.transitions import move_problem
 from opspec.spec import compatibility as compatibility_policy
+from opspec.spec import paths
 from opspec.spec.errors import Finding, OpsetError, one_line
 from opspec.spec.model import version_key
 from opspec.spec.yamlio import DataError, Mark, mark_of
@@ -47,13 +47,7 @@ class CheckResult:
         return [f.proposal for f in self.files if f.proposal is not None]
 
 
-def display_path(path: Path) -> str:
-    """Relative to the cwd when the file is below it, else absolute: what an editor can open."""
-    absolute = Path(os.path.abspath(path))
-    try:
-        return str(absolute.relative_to(Path.cwd()))
-    except ValueError:
-        return str(absolute)
+display_path = paths.display
 
 
 def proposal_paths(directory: Path) -> list[Path]:

@@ -21,18 +21,16 @@ def write_text(path: Path | str, text: str) -> None:
 
 
 def write_with(path: Path | str, writer) -> None:
-    """Let ``writer(tmp_path)`` write the file beside ``path``, then rename it into place; on any error nothing is left."""
+    """Let ``writer(tmp_path)`` write the file in a scratch folder beside ``path``, under ``path``'s own name
+    (some writers record it: torch.export.save names the archive's folder after it), then rename it into place;
+    on any error nothing is left."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # the temporary name keeps the suffix: some writers (torch.export.save) insist on it
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.tmp.", suffix=target.suffix)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
+    scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
     try:
-        os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, not mkstemp's private one
-        writer(Path(tmp))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        writer(scratch / target.name)
+        os.replace(scratch / target.name, target)
+    finally:
+        for leftover in scratch.iterdir():
+            leftover.unlink()
+        scratch.rmdir()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from opspec.spec import load
+from opspec.spec import load, paths
 from opspec.spec.errors import Finding
 from opspec.spec.yamlio import Mark, mark_of
 
@@ -100,13 +100,5 @@ def read_policy(root: Path) -> tuple[Policy | None, list[Finding]]:
     loaded = load.read(path, SCHEMA)
     if loaded.findings:
         return None, loaded.findings
-    return Policy.from_dict(loaded.data, _display(path)), []
+    return Policy.from_dict(loaded.data, paths.display(path)), []
 
-
-def _display(path: Path) -> str:
-    """Relative to the cwd when the file is below it, as editors and the other findings show paths."""
-    absolute = path.resolve()
-    try:
-        return str(absolute.relative_to(Path.cwd()))
-    except ValueError:
-        return str(absolute)
