@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/opspec-golden-matrix"), help="where the programs go")
     parser.add_argument("--opset", default="2026.12")
     parser.add_argument("--skip-export", action="store_true", help="reuse the programs already in --work")
+    parser.add_argument("--parallel", type=int, default=5, metavar="N", help="torch versions replaying at once")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)
@@ -98,17 +100,21 @@ def main(argv: list[str] | None = None) -> int:
         pythons = {v: python_for(v, args.venvs) for v in args.versions}
         for version in args.versions:
             if args.skip_export and (args.work / f"torch-{version}" / "index.yaml").is_file():
+                results["exported"].setdefault(version, {"ok": True, "summary": f"programs reused from {args.work}"})
                 continue
             print(f"export with torch {version} ...", flush=True)
             results["exported"][version] = export_with(version, pythons[version], args.work, args.opset)
             print(f"  {results['exported'][version]}", flush=True)
             atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
         folders = [args.work / f"torch-{v}" for v in args.versions if (args.work / f"torch-{v}" / "index.yaml").is_file()]
-        for version in args.versions:
-            print(f"load with torch {version} ...", flush=True)
-            results["loaded"][version] = load_with(version, pythons[version], folders)
-            results["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
-            atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
+        # one process per torch Y, run side by side: each mostly waits on loading programs
+        with ThreadPoolExecutor(args.parallel) as pool:
+            done = pool.map(lambda version: (version, load_with(version, pythons[version], folders)), args.versions)
+            for version, loaded in done:
+                print(f"loaded with torch {version}: {loaded.get('error') or 'ok'} ({loaded['duration_s']} s)", flush=True)
+                results["loaded"][version] = loaded
+                results["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
+                atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
     write_table(results)
     return 0
 

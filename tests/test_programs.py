@@ -19,7 +19,7 @@ from opspec.spec import load, resources
 from opspec.testing import compare
 
 GOLDEN = ROOT / "conformance" / "golden"
-CLIP_2026_11 = GOLDEN / "2026.11" / "model-transformers-clip.pt2"
+WAV2VEC2_2026_11 = GOLDEN / "2026.11" / "model-transformers-wav2vec2.pt2"
 
 
 class Normalize(torch.nn.Module):
@@ -82,14 +82,15 @@ def test_check_program_and_upgrade_through_a_version_that_decomposes_an_op(norma
     assert not refused.exists()
 
 
-@pytest.mark.skipif(not CLIP_2026_11.is_file(), reason="the golden programs are not in this checkout")
+@pytest.mark.skipif(not WAV2VEC2_2026_11.is_file(), reason="the golden programs are not in this checkout")
 def test_upgrade_a_real_zoo_model_from_its_golden_program(tmp_path, capsys):
-    """transformers' CLIP, exported with 2026.11's table, normalises its embeddings with linalg_vector_norm."""
-    program = shutil.copy(CLIP_2026_11, tmp_path / "clip.pt2")
+    """transformers' wav2vec2, exported with 2026.11's table: its weight-normed positional convolution calls
+    linalg_vector_norm, which 2026.11 does not cover and 2026.12 decomposes."""
+    program = shutil.copy(WAV2VEC2_2026_11, tmp_path / "wav2vec2.pt2")
     assert cli("check-program", program, "--opset", "2026.12") == 1
     assert "aten::linalg_vector_norm" in capsys.readouterr().out
     assert cli("upgrade", program, "--to", "2026.12") == 0, capsys.readouterr().err
-    upgraded = tmp_path / "clip.2026.12.pt2"
+    upgraded = tmp_path / "wav2vec2.2026.12.pt2"
     assert cli("check-program", upgraded, "--opset", "2026.12") == 0
     recorded = programs.load_program(Path(program)).recorded
     replayed = programs.load_program(upgraded).exported.module()(*recorded["args"], **recorded["kwargs"])
@@ -218,3 +219,25 @@ def test_golden_replay_catches_a_changed_output_and_a_broken_file(tmp_path, caps
     (copy / golden.INDEX).write_text((copy / golden.INDEX).read_text().replace(entry["file"], "gone.pt2", 1))
     assert cli("golden", "--dir", copy) == 2
     assert "gone.pt2: no such program" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("version", ["2026.11", "2026.12"])
+def test_golden_programs_pass_check_program_for_their_version(version):
+    folder = GOLDEN / version
+    if not (folder / golden.INDEX).is_file():
+        pytest.skip(f"no golden programs for {version} in this checkout")
+    opset = load.load_opset(version)
+    table = set(decomp_table.table_by_name(opset))
+    for entry in golden.read_index(folder)["programs"]:
+        report = programs.check(programs.load_program(folder / entry["file"]).exported, opset, table)
+        outside = sorted(f.op for f in report.ops if f.fails)
+        assert outside == entry.get("outside", []), entry["file"]
+
+
+def test_a_golden_program_runs_through_a_torch_compile_backend():
+    folder = GOLDEN / "2026.12"
+    if not (folder / golden.INDEX).is_file():
+        pytest.skip("no golden programs in this checkout")
+    entry = next(e for e in golden.read_index(folder)["programs"] if e["file"] == "model-mlp.pt2")
+    outcome = golden.replay_one(folder, entry, backend="eager")
+    assert (outcome.loads, outcome.runs, outcome.matches) == (True, True, True), outcome.detail

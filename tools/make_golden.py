@@ -11,7 +11,7 @@ its graph calls each of its ops and its exported module reproduces the eager out
 an op that cannot be kept is listed under ``uncovered`` with the reason.
 With ``--models``, small models are added: opspec's examples, and with ``--zoo`` models of
 the zoo (where their library is installed), decomposed with the version's table. The
-committed sets: ``2026.11 --models --zoo transformers:clip`` and ``2026.12 --models``.
+committed sets: ``2026.11 --models --zoo transformers:wav2vec2`` and ``2026.12 --models``.
 The index (``index.yaml``, schema ``golden_index.schema.json``) names every program, the
 ops it holds, the torch that exported it and its digest; ``opspec golden`` replays them.
 """
@@ -196,8 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="default: conformance/golden/VERSION")
     parser.add_argument("--models", action="store_true", help="add opspec's example models")
     parser.add_argument("--zoo", nargs="+", default=[], metavar="MODEL",
-                        help="add zoo models too (e.g. transformers:clip, which normalises its embeddings with "
-                             "linalg_vector_norm); skipped where their library is not installed")
+                        help="add zoo models too (e.g. transformers:wav2vec2, whose weight norm calls linalg_vector_norm); "
+                             "skipped where their library is not installed")
     parser.add_argument("--ops", nargs="+", metavar="GLOB", help="only these ops (for a quick look)")
     args = parser.parse_args(argv)
     opset = load.load_opset(args.version)
