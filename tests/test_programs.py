@@ -241,3 +241,25 @@ def test_a_golden_program_runs_through_a_torch_compile_backend():
     entry = next(e for e in golden.read_index(folder)["programs"] if e["file"] == "model-mlp.pt2")
     outcome = golden.replay_one(folder, entry, backend="eager")
     assert (outcome.loads, outcome.runs, outcome.matches) == (True, True, True), outcome.detail
+
+
+def test_a_schema_change_upgrader_writes_its_fixed_values_into_each_call(tmp_path):
+    """The same-op form of an upgrader (a schema change): each call states the value that keeps the old meaning."""
+    from opspec.proposals import upgrade, upgraders
+
+    class Total(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.aten.sum.dim_IntList(x, [0]) * 2
+
+    path = export_to(tmp_path / "total.pt2", Total(), (torch.randn(3, 4),), "2026.12")
+    program = programs.load_program(path)
+    fixed = upgraders.Upgrader("aten::sum.dim_IntList", "aten::sum.dim_IntList",
+                               {"self": "self", "dim": "dim", "keepdim": {"value": False}}, 9, "2027.01")
+    result = upgrade.upgrade(program, load.load_opset("2026.12"), [fixed])
+    assert "aten::sum.dim_IntList: 1 call(s) given keepdim=False (upgrader of proposal 0009 (2027.01))" in result.applied
+    assert result.comparison.ok and result.report.exit_code == 0
+    # an upgrader whose fixed value changes the meaning is caught by the comparison with the original
+    wrong = upgraders.Upgrader("aten::sum.dim_IntList", "aten::sum.dim_IntList",
+                               {"self": "self", "dim": "dim", "keepdim": {"value": True}}, 9, "2027.01")
+    with pytest.raises(upgrade.UpgradeError, match="outputs differ from the original's"):
+        upgrade.upgrade(programs.load_program(path), load.load_opset("2026.12"), [wrong])

@@ -46,6 +46,10 @@ def upgrade(program: programs.Program, opset: Opset, upgraders: list[upgrading.U
     table = decomp_table.table_by_name(opset)
     applied = []
     exported = program.exported
+    args, kwargs = program.inputs()
+    # the original's outputs, before any upgrader edits its graph
+    reference = program.recorded["outputs"] if program.recorded and "outputs" in program.recorded else \
+        _run(exported, args, kwargs, program.path, "the original program")
     for upgrader in upgraders:
         if upgrader.source not in used:
             continue
@@ -64,9 +68,6 @@ def upgrade(program: programs.Program, opset: Opset, upgraders: list[upgrading.U
             upgraded = exported.run_decompositions(decomp_table.as_torch_table(table))
     except Exception as err:
         raise UpgradeError(f"{program.path}: applying {opset.version}'s decompositions failed: {one_line(err, cause=True)}") from None
-    args, kwargs = program.inputs()
-    reference = program.recorded["outputs"] if program.recorded and "outputs" in program.recorded else \
-        _run(exported, args, kwargs, program.path, "the original program")
     candidate = _run(upgraded, args, kwargs, program.path, "the upgraded program")
     verdict = compare.compare(candidate, reference)
     if not verdict.ok:
