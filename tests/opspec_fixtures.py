@@ -66,6 +66,7 @@ None.
 
 def write_opset(opset: Path, released: bool = True) -> None:
     shutil.copytree(resources.schema_dir(), opset / "schema")
+    shutil.copy(resources.opset_root() / "compatibility.yaml", opset / "compatibility.yaml")
     ops = [
         {"name": name, "schema": schema, "category": CATEGORY.get(name, "reduction"), "status": "active",
          "since": "2026.11", "proposals": [1], "rationale": f"{name} is a building block every backend has."}

@@ -38,7 +38,10 @@ REQUIRED = {
     ("report", "merge"): ["afile"],  # a part that exists (the sweep's folder holds it)
     ("history", "archive"): ["afile"],  # a second REPORT (the sweep's plain file): the bad path is refused first
     ("history", "changes"): ["afile"],
+    ("upgrade",): ["--to", "2026.12"],
 }
+# A valid positional path for subcommands that need one while an option's path is the one under test.
+POSITIONAL = {("upgrade",): str(CHECKOUT / "conformance" / "golden" / "2026.12" / "model-mlp.pt2")}
 # Subcommands that take no path: they read the bundled opset, or a model spec handled by the model loader.
 NO_PATHS = {("ops",), ("show",), ("check-decomp",), ("strategies",), ("coverage",)}
 
@@ -129,7 +132,7 @@ def _cases():
                 continue
             given = [option, value] if option else [value]
             argv = [*words[:1], *(given if depth == 0 else []), *words[1:], *(given if depth == 1 else []),
-                    *REQUIRED.get(words, [])]
+                    *REQUIRED.get(words, []), *([POSITIONAL[words]] if option and words in POSITIONAL else [])]
             yield pytest.param(argv, value, id=case)
 
 

@@ -41,6 +41,9 @@ DEPRECATE_MUL = """\
   - action: deprecate-op
     op: aten::mul.Tensor
     rationale: A test deprecation of a core op.
+    upgrader:
+      op: aten::mul.Tensor
+      arguments: {self: self, other: other}
 """
 RULE_ON_BUCKETIZE = """\
   - action: add-rule

@@ -34,6 +34,7 @@ KINDS = {
     "deprecate-op": ("aten::mul.Scalar", "Deprecate mul.Scalar", [{
         "action": "deprecate-op", "op": "aten::mul.Scalar", "replacement": "aten::mul.Tensor",
         "rationale": "A scalar operand is a 0-dim tensor to mul.Tensor; one overload is enough.",
+        "upgrader": {"op": "aten::mul.Tensor", "arguments": {"self": "self", "other": "other"}},
     }], "Deprecated ops"),
     "decompose-op": ("aten::deg2rad", "Decompose deg2rad in the default table", [{
         "action": "add-rule", "rule": {
@@ -45,6 +46,7 @@ KINDS = {
     "schema-change": ("aten::abs", "Follow torch's new schema of abs", [{
         "action": "change-schema", "op": "aten::abs", "schema": NEW_ABS,
         "rationale": "torch added a keyword-only flag with a default; existing calls keep their meaning.",
+        "upgrader": {"op": "aten::abs", "arguments": {"self": "self", "exact": {"value": False}}},
     }], "Schema changes"),
 }
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opspec.bridge import torch_ops, versions
-from opspec.checks import special_cases
+from opspec.checks import compatibility, special_cases
+from opspec.spec import compatibility as compatibility_policy
 from opspec.spec import formulas
 from opspec.spec import load, references, released, yamlio
 from opspec.spec.errors import OpsetError
@@ -65,6 +66,7 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
     # A released version that a newer one follows is history, sealed by its digest and validated against the
     # torch its entry names; only the newest version and drafts must agree with the installed torch.
     newest = max((info.version for info in infos), key=version_key, default=None)
+    clean_ops: dict[str, LoadedFile] = {}  # the versions whose op files load cleanly, for the policy check
     for position, info in enumerate(infos):
         if not (root / info.version).is_dir():
             continue
@@ -76,6 +78,7 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
                 report.unusable = True
         if ops_file.findings or rules_file.findings:
             continue
+        clean_ops[info.version] = ops_file
         entry_mark = yamlio.mark_of(index.data["versions"], position)
         against_torch = use_torch and (info.version == newest or info.status != "released")
         findings, notes = _check_version(root, info, entry_mark, ops_file, rules_file, against_torch)
@@ -87,6 +90,7 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             report.unusable |= bookkeeping.data is None
             if not bookkeeping.findings:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
+    report.findings += _check_policy(root, infos, clean_ops, use_torch)
     opsets = _clean_opsets(root, report)
     findings, missing = special_cases.validate_findings(root, opsets, use_torch)
     report.findings += findings
@@ -98,6 +102,25 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
     else:
         report.findings += formulas.syntax_findings(root)[1]
     return report
+
+
+def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, LoadedFile], use_torch: bool) -> list[Finding]:
+    """The compatibility policy's file, and each version against the one before it (schemas judged with torch)."""
+    policy, findings = compatibility_policy.read_policy(root)
+    if policy is None:
+        return findings
+    ordered = sorted((info.version for info in infos), key=version_key)
+    for older, newer in zip(ordered, ordered[1:]):
+        if older not in clean_ops or newer not in clean_ops:
+            continue
+        old = {entry["name"]: entry for _, entry in load.iter_entries(clean_ops[older], "ops")}
+        new = {entry["name"]: entry for _, entry in load.iter_entries(clean_ops[newer], "ops")}
+        differences = compatibility.schema_differences() if use_torch else None
+        for violation in compatibility.transition(policy, older, old, newer, new, differences):
+            entry = new.get(violation.op)
+            mark = _at(entry, "status", entry.mark) if entry is not None else Mark(str(clean_ops[newer].path), 1, 1)
+            findings.append(Finding(mark, str(violation)))
+    return findings
 
 
 def _clean_opsets(root: Path, report: Report) -> list[Opset]:

@@ -32,6 +32,9 @@ COMMANDS = (
     "report",
     "strategies",
     "history",
+    "check_program",
+    "upgrade",
+    "golden",
 )
 
 

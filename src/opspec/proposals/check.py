@@ -6,13 +6,12 @@ set of proposals (ids, references), the opset and the installed torch (what
 """
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from opspec.proposals import readiness
+from opspec.proposals import readiness, upgraders
 from opspec.proposals.changes import STAMPED, Draft, apply_proposal
 from opspec.proposals.model import (
     ACTIONS_BY_TYPE,
@@ -24,6 +23,8 @@ from opspec.proposals.model import (
 from opspec.proposals.opsetview import OpsetView, base_version, read_index, read_view
 from opspec.proposals.parse import ParsedFile, parse_file
 from opspec.proposals.transitions import move_problem
+from opspec.spec import compatibility as compatibility_policy
+from opspec.spec import paths
 from opspec.spec.errors import Finding, OpsetError, one_line
 from opspec.spec.model import version_key
 from opspec.spec.yamlio import DataError, Mark, mark_of
@@ -46,13 +47,7 @@ class CheckResult:
         return [f.proposal for f in self.files if f.proposal is not None]
 
 
-def display_path(path: Path) -> str:
-    """Relative to the cwd when the file is below it, else absolute: what an editor can open."""
-    absolute = Path(os.path.abspath(path))
-    try:
-        return str(absolute.relative_to(Path.cwd()))
-    except ValueError:
-        return str(absolute)
+display_path = paths.display
 
 
 def proposal_paths(directory: Path) -> list[Path]:
@@ -116,6 +111,7 @@ def check(
         result.findings += _cross_field(parsed, proposal, known, index)
         result.findings += readiness.decision_findings(parsed, proposal)
         result.findings += readiness.evidence_findings(parsed, proposal)
+        result.findings += _upgrader_findings(parsed, proposal, opset_root)
         if check_changes:
             result.findings += _change_findings(parsed, proposal, index, views, opset_root, torch_schemas, result.notes)
     if base is not None:
@@ -222,6 +218,18 @@ def _cross_field(parsed: ParsedFile, p: Proposal, known: dict[int, list[ParsedFi
     return findings
 
 
+def _upgrader_findings(parsed: ParsedFile, p: Proposal, opset_root: Path) -> list[Finding]:
+    """An accepted schema change or deprecation carries its upgrader (compatibility rule upgrader-required)."""
+    if p.status != "accepted":
+        return []
+    policy, _ = compatibility_policy.read_policy(opset_root)
+    rule = policy.upgraders.cite() if policy else "upgrader-required"
+    return [Finding(mark_of(parsed.meta["changes"], position, parsed.mark("changes")),
+                    f"changes/{position}: an accepted {p.changes[position]['action']} change needs an `upgrader` "
+                    f"(the op each call becomes and where its arguments come from): compatibility rule {rule}")
+            for position in upgraders.missing(p)]
+
+
 def _torch_schemas(selected: list[ParsedFile], notes: list[str]) -> dict[str, str] | None:
     """Every aten schema of the installed torch, loaded only when some proposal edits data.
 
@@ -279,6 +287,9 @@ def _change_findings(
     _, problems = apply_proposal(draft, p.id, p.changes, torch_schemas)
     findings = [Finding(at(problem.position, problem.key), f"changes/{problem.position}: {problem.message}")
                 for problem in problems]
+    for position, change in enumerate(p.changes):
+        findings += [Finding(at(position, "upgrader"), f"changes/{position}: {problem}")
+                     for problem in upgraders.problems(change, torch_schemas or {})]
     for position, change in enumerate(p.changes):
         if not change["action"].endswith("-rule") or "rule" not in change:
             continue

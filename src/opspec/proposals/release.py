@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from opspec.checks import compatibility
 from opspec.proposals import check as checking
 from opspec.proposals import edit
 from opspec.proposals.changes import Draft, apply_proposal, stamp
 from opspec.proposals.model import Proposal
+from opspec.spec import compatibility as compatibility_policy
 from opspec.spec import load, yamlio
 from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.model import VERSION_RE, version_key
@@ -170,6 +172,9 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         result.applied.append((p, done))
     if findings:
         raise OpsetError(findings)
+    findings = policy_findings(ws, version, ordered_versions, base, list(ops_file.data["ops"]), draft, ordered, where)
+    if findings:
+        raise OpsetError(findings)
 
     folder = ws.opset / version
     texts = {}
@@ -233,6 +238,36 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         result.writes[p.path] = edit.set_fields(text, display, {"target_version": retarget, "updated": date})
         result.retargeted.append(p)
     return result
+
+
+def policy_findings(ws: Workspace, version: str, ordered_versions: list[str], base: str, base_ops: list[dict],
+                    draft: Draft, applied: list[Proposal], where: Mark) -> list[Finding]:
+    """What the version about to be sealed breaks of the compatibility policy, against the version before it.
+
+    Each finding points at the proposal change that made it where one did, else at the index.
+    """
+    policy, problems = compatibility_policy.read_policy(ws.opset)
+    if policy is None:
+        return problems
+    earlier = [v for v in ordered_versions if version_key(v) < version_key(version)]
+    if not earlier:
+        return []
+    previous = earlier[-1]
+    if previous == base:
+        old_ops = base_ops
+    else:  # sealing a draft: the draft's own files are the base, the released version before it is the reference
+        loaded, _ = load.read_version(ws.opset, previous)
+        if loaded.findings:
+            return loaded.findings
+        old_ops = list(loaded.data["ops"])
+    touched = {}
+    for p in applied:
+        for position, change in enumerate(p.changes):
+            if change.get("op"):
+                touched[change["op"]] = yamlio.mark_of(p.meta["changes"], position, Mark(checking.display_path(p.path), 1, 1))
+    violations = compatibility.transition(policy, previous, {e["name"]: e for e in old_ops}, version, draft.ops,
+                                          compatibility.schema_differences())
+    return [Finding(touched.get(v.op, where), f"cannot release {version}: {v}") for v in violations]
 
 
 def commit(plan: Plan) -> None:

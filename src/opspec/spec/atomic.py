@@ -18,3 +18,19 @@ def write_text(path: Path | str, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_with(path: Path | str, writer) -> None:
+    """Let ``writer(tmp_path)`` write the file in a scratch folder beside ``path``, under ``path``'s own name
+    (some writers record it: torch.export.save names the archive's folder after it), then rename it into place;
+    on any error nothing is left."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    try:
+        writer(scratch / target.name)
+        os.replace(scratch / target.name, target)
+    finally:
+        for leftover in scratch.iterdir():
+            leftover.unlink()
+        scratch.rmdir()

@@ -107,3 +107,12 @@ def remove_empty(created: list[Path]) -> None:
             folder.rmdir()
         except OSError:
             pass
+
+
+def display(path: Path) -> str:
+    """Relative to the cwd when the file is below it, else absolute: what an editor can open."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
