@@ -141,6 +141,8 @@ def test_cli_table_and_exit_codes(capsys):
     assert code == 1
     assert re.search(r"^! aten::searchsorted\.Tensor\s+1\s+outside\s+undeclared", out, re.M)
     assert "1 not lowered by eager" in out
+    # named as PyTorch/XLA's debugging tool names them, so its lowering guide starts from this line
+    assert "eager: Op(s) not lowered: aten::searchsorted.Tensor" in out.splitlines()
 
 
 def test_cli_json(capsys):
@@ -210,7 +212,7 @@ def test_usage_errors_are_one_line(capsys, tmp_path, monkeypatch, model, backend
 def test_bundled_manifests_are_clean(opset):
     findings = manifests.manifest_findings(manifests.backends_dir(), lambda version: opset)
     assert [str(f) for f in findings] == []
-    assert manifests.known_backends() == ["aot_eager", "eager", "inductor", "onnxruntime"]
+    assert manifests.known_backends() == ["aot_eager", "eager", "inductor", "onnxruntime", "xla"]
 
 
 def test_bundled_manifests_are_measured(opset):
