@@ -22,9 +22,9 @@ from opspec.conform.backends.base import Backend, Declaration, versioned
 
 DEFAULT_DEVICE = "CPU"  # PJRT_DEVICE when the environment names none
 LOWERED_PREFIX = "xla::"  # counters PyTorch/XLA's lowerings bump, one per op (``xla::sin``)
-# counters of moving data on and off the device: not the computation under test
+# counters of moving data on and off the device and of XLA's own bookkeeping: not the computation under test
 TRANSFERS = frozenset({"xla::_copy_from", "xla::_to_copy", "xla::_copy_from_and_resize", "xla::empty_strided_symint",
-                       "xla::empty_symint", "xla::_to_cpu", "xla::clone", "xla::copy_"})
+                       "xla::empty_symint", "xla::_to_cpu", "xla::clone", "xla::copy_", "xla::_propagate_xla_data"})
 SOURCE_NOTE = "torch_xla.debug.metrics counters"
 
 
@@ -73,13 +73,32 @@ def _moved(tree, target):
     return _pytree.tree_map(lambda t: t.to(target) if isinstance(t, torch.Tensor) else t, tree)
 
 
-def on_device(fn: Callable) -> Callable:
+def _creating_on(target):
+    """A mode that gives ATen calls left on the default device (``device=None``: creation ops) ``target``.
+    ``with torch.device(...)`` covers the ``torch.*`` constructors only, not ``torch.ops.aten`` calls."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class CreatingOn(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if isinstance(func, torch._ops.OpOverload) and "device" in kwargs and kwargs["device"] is None:
+                kwargs = {**kwargs, "device": target}
+            return func(*args, **kwargs)
+
+    return CreatingOn()
+
+
+def on_device(fn: Callable, creating: bool = True) -> Callable:
     """``fn`` over CPU tensors, run on the XLA device: inputs moved there, outputs brought back (which runs the
-    graph XLA traced lazily)."""
+    graph XLA traced lazily). With ``creating``, tensors it creates on the default device are made there too
+    (not under dynamo, which traces the function itself)."""
+    import contextlib
 
     def run(*inputs):
         xla = device()
-        outputs = fn(*_moved(list(inputs), xla))
+        with _creating_on(xla) if creating else contextlib.nullcontext():
+            outputs = fn(*_moved(list(inputs), xla))
         return _moved(outputs, "cpu")
 
     return run
@@ -92,7 +111,7 @@ def _compile_eager(backend: Backend, fn: Callable, example_inputs: list) -> Call
 
 def _compile_openxla(backend: Backend, fn: Callable, example_inputs: list) -> Callable:
     # compiled at its first call, on XLA tensors: dynamo's failures there are CompileErrors (compile_program)
-    return observed_run(on_device(dynamo.compile_program(backend, fn, example_inputs)))
+    return observed_run(on_device(dynamo.compile_program(backend, fn, example_inputs), creating=False))
 
 
 def _build_eager(declaration: Declaration, opset, dynamic: bool) -> Backend:
