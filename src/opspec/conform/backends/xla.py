@@ -24,7 +24,7 @@ DEFAULT_DEVICE = "CPU"  # PJRT_DEVICE when the environment names none
 LOWERED_PREFIX = "xla::"  # counters PyTorch/XLA's lowerings bump, one per op (``xla::sin``)
 # counters of moving data on and off the device and of XLA's own bookkeeping: not the computation under test
 TRANSFERS = frozenset({"xla::_copy_from", "xla::_to_copy", "xla::_copy_from_and_resize", "xla::empty_strided_symint",
-                       "xla::empty_symint", "xla::_to_cpu", "xla::clone", "xla::copy_", "xla::_propagate_xla_data"})
+                       "xla::empty_symint", "xla::_to_cpu", "xla::_propagate_xla_data"})
 SOURCE_NOTE = "torch_xla.debug.metrics counters"
 
 
