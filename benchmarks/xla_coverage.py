@@ -116,6 +116,21 @@ def markdown(data: dict) -> str:
     return "\n".join(rows)
 
 
+def summarised(results: list[dict]) -> dict:
+    import importlib.metadata
+
+    done = [r for r in results if "coverage_error" not in r]
+    return {
+        "command": "PJRT_DEVICE=CPU python benchmarks/xla_coverage.py",
+        "environment": {name: importlib.metadata.version(name).split("+")[0]
+                        for name in ("torch", "torch-xla", "torchvision", "transformers")},
+        "summary": {"models": len(done), "agree": sum(r["agrees"] for r in done),
+                    "failed_runs": sum(not r["xla"]["ran"] for r in done),
+                    "failed_not_an_op": sum(r["failure_cause"] == "not an op" for r in done)},
+        "models": results,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", metavar="KEY", help="zoo keys (default: all)")
@@ -125,8 +140,6 @@ def main() -> int:
     if args.markdown:
         print(markdown(json.loads(args.out.read_text(encoding="utf-8"))))
         return 0
-    import importlib.metadata
-
     from opspec.examples import zoo
     from opspec.spec import atomic
 
@@ -140,17 +153,8 @@ def main() -> int:
         result["benchmark_s"] = round(time.perf_counter() - started, 1)
         print(f"{key}: {'agrees' if result.get('agrees') else 'disagrees'} ({result['benchmark_s']} s)", flush=True)
         results.append(result)
-    done = [r for r in results if "coverage_error" not in r]
-    data = {
-        "command": "PJRT_DEVICE=CPU python benchmarks/xla_coverage.py",
-        "environment": {name: importlib.metadata.version(name).split("+")[0]
-                        for name in ("torch", "torch-xla", "torchvision", "transformers")},
-        "summary": {"models": len(done), "agree": sum(r["agrees"] for r in done),
-                    "failed_runs": sum(not r["xla"]["ran"] for r in done),
-                    "failed_not_an_op": sum(r["failure_cause"] == "not an op" for r in done)},
-        "models": results,
-    }
-    atomic.write_text(args.out, json.dumps(data, indent=1) + "\n")
+        data = summarised(results)
+        atomic.write_text(args.out, json.dumps(data, indent=1) + "\n")  # after each model: a long run keeps what it did
     print(markdown(data))
     return 0
 
