@@ -169,7 +169,7 @@ def test_cli_json(capsys):
         ("opspec_test_models:not_a_pair", "none", "must return (nn.Module, example_inputs)"),
         ("opspec_test_models:bad_mapping", "none", "returned a mapping; it takes model, args, kwargs, dynamic_shapes (got inputs, model)"),
         ("opspec_test_models:unexportable", "none", "torch.export failed"),
-        (f"{MODELS}:mlp", "tpu9000", "no manifest for backend 'tpu9000' (known: aot_eager, eager, inductor, onnxruntime, none"),
+        (f"{MODELS}:mlp", "tpu9000", "no manifest for backend 'tpu9000' (known: aot_eager, eager, inductor, onnxruntime, xla, none"),
         (f"{MODELS}:mlp", "missing/dir/x.yaml", "no backend manifest at missing/dir/x.yaml"),
     ],
 )
