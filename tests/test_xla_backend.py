@@ -155,8 +155,8 @@ def test_a_lowered_op_passes_and_a_fallen_back_one_is_fallback(stand_in, tmp_pat
     stand_in(eager=True)
     results = conform(tmp_path, "xla", "sin,nonzero")
     sin, nonzero = results["aten::sin"], results["aten::nonzero"]
-    assert sin["status"] == "pass" and sin["executed"] == "backend"
-    assert sin["evidence"]["source"] == "hook" and "aten::sin" in sin["evidence"]["backend_ops"]
+    assert sin["status"] == "pass" and sin["executed"] == "target"
+    assert sin["evidence"]["source"] == "hook" and "aten::sin" in sin["evidence"]["target_ops"]
     assert nonzero["status"] == "fallback" and nonzero["executed"] == "pytorch"
     assert nonzero["evidence"]["pytorch_ops"] == ["aten::nonzero"]
     assert nonzero["blame"] == "backend" and "aten::nonzero" in nonzero["message"]
@@ -166,7 +166,7 @@ def test_openxla_reads_the_same_counters(stand_in, tmp_path):
     stand_in(eager=False)  # torch's own openxla backend, calling the stand-in's dynamo bridge
     results = conform(tmp_path, "openxla", "sin,bucketize.Tensor")
     sin = results["aten::sin"]
-    assert sin["status"] == "pass" and sin["evidence"]["backend_ops"] == ["aten::sin"]
+    assert sin["status"] == "pass" and sin["evidence"]["target_ops"] == ["aten::sin"]
     bucketize = results["aten::bucketize.Tensor"]
     assert bucketize["status"] == "fallback" and bucketize["evidence"]["pytorch_ops"] == ["aten::bucketize"]
 
