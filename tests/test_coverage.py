@@ -141,6 +141,8 @@ def test_cli_table_and_exit_codes(capsys):
     assert code == 1
     assert re.search(r"^! aten::searchsorted\.Tensor\s+1\s+outside\s+undeclared", out, re.M)
     assert "1 not lowered by eager" in out
+    # named as PyTorch/XLA's debugging tool names them, so its lowering guide starts from this line
+    assert "eager: Op(s) not lowered: aten::searchsorted.Tensor" in out.splitlines()
 
 
 def test_cli_json(capsys):
@@ -167,7 +169,7 @@ def test_cli_json(capsys):
         ("opspec_test_models:not_a_pair", "none", "must return (nn.Module, example_inputs)"),
         ("opspec_test_models:bad_mapping", "none", "returned a mapping; it takes model, args, kwargs, dynamic_shapes (got inputs, model)"),
         ("opspec_test_models:unexportable", "none", "torch.export failed"),
-        (f"{MODELS}:mlp", "tpu9000", "no manifest for backend 'tpu9000' (known: aot_eager, eager, inductor, onnxruntime, none"),
+        (f"{MODELS}:mlp", "tpu9000", "no manifest for backend 'tpu9000' (known: aot_eager, eager, inductor, onnxruntime, xla, none"),
         (f"{MODELS}:mlp", "missing/dir/x.yaml", "no backend manifest at missing/dir/x.yaml"),
     ],
 )
@@ -210,7 +212,7 @@ def test_usage_errors_are_one_line(capsys, tmp_path, monkeypatch, model, backend
 def test_bundled_manifests_are_clean(opset):
     findings = manifests.manifest_findings(manifests.backends_dir(), lambda version: opset)
     assert [str(f) for f in findings] == []
-    assert manifests.known_backends() == ["aot_eager", "eager", "inductor", "onnxruntime"]
+    assert manifests.known_backends() == ["aot_eager", "eager", "inductor", "onnxruntime", "xla"]
 
 
 def test_bundled_manifests_are_measured(opset):

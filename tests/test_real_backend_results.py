@@ -25,7 +25,8 @@ from opspec.conform.runner import cached_opset
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "conformance" / "results"
 EXPECTATIONS = ROOT / "conformance" / "expectations"
-REAL = {"openvino": "openvino", "openvino-single-op": "openvino", "executorch": "executorch", "executorch-xnnpack": "executorch"}
+REAL = {"openvino": "openvino", "openvino-single-op": "openvino", "executorch": "executorch", "executorch-xnnpack": "executorch",
+        "xla": "torch-xla", "openxla": "torch-xla"}
 BUGS = ("fail", "compile-error", "run-error", "crash", "timeout")
 RIGHT_ANSWERS = ("undelegated", "fallback", "unverified")  # not the backend's target's work, or nobody can tell
 NOT_PASSING_OUTCOMES = (*BUGS, *RIGHT_ANSWERS)

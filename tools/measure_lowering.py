@@ -44,6 +44,18 @@ device (a lowering whose source calls a fallback, or an op in
 code calls ``torch.ops.aten.<op>`` itself the entry records ``fallback_on`` that
 device with the reason (on CPU, ``cumsum``: the C++ backend has no scan).
 
+- xla: PyTorch/XLA's own counters decide. Each op is drawn (as conform draws it),
+  run on the XLA device (``PJRT_DEVICE=CPU`` unless set) and read back, with
+  ``torch_xla.debug.metrics`` cleared before each run: an op that
+  ``executed_fallback_ops()`` names for every drawn input is listed under fallback
+  (PyTorch/XLA ran its ATen CPU kernel: its debugging tool prints it as
+  "Op(s) not lowered: aten::..."); one it names for some inputs only is lowered
+  with a note saying for how many; the others are lowered. An op that cannot be
+  drawn or run keeps what the dispatcher says: a kernel for the XLA key (or a
+  CompositeImplicitAutograd one) is lowered, with a note that it was not run; no
+  kernel at all means the boxed fallback. ``openxla`` uses the same manifest. Needs
+  the xla extra (torch 2.9).
+
 ``export`` has no manifest. Its program is the exported graph after
 ``run_decompositions`` with the opset's table, run by ``ExportedProgram.module()``,
 so every op ends as aten calls to the eager kernels: nothing is lowered into other
@@ -157,6 +169,71 @@ def measure_onnxruntime(op) -> Verdict:
     return "unsupported", "no ONNX translation in torchlib and no decomposition: the export fails when it reaches the graph"
 
 
+def _drawn_op(name: str, version: str):
+    """The op as conform draws it: the opset's entry with its hints, or, beyond the core set, its schema alone."""
+    from opspec.spec.model import CoreOp
+
+    return load.load_opset(version).ops_by_name.get(name) or CoreOp(name, torch_ops.all_aten_schemas()[name], "", "active",
+                                                                    "", "")
+
+
+def xla_fallbacks(name: str, version: str) -> tuple[int, int, set[str]]:
+    """(drawn inputs run, runs that fell back, the fallback ops XLA named) for ``name`` on the XLA device."""
+    from opspec.conform import cases
+    from opspec.conform.backends import xla
+    from opspec.testing import strategies
+
+    op = _drawn_op(name, version)
+    dtype = cases.dtype_name(strategies.dtypes_under_test(name, op.testing)[0])
+    examples = cases.draw(op, dtype, "cpu", max_examples=4, max_compiles=4, seed=0, edges=False)
+    metrics = xla._metrics()
+    packet = name.split(".")[0]
+    runs = fell_back = 0
+    named: set[str] = set()
+    failure = None
+    for example in examples:
+        metrics.clear_all()
+        try:
+            xla.on_device(example.program())(*example.fresh_inputs())
+        except Exception as err:  # noqa: BLE001 - an input XLA refuses says nothing of where the others run
+            failure = failure or err
+            continue
+        _, fallbacks = xla.executed(metrics.counter_names(), metrics.executed_fallback_ops())
+        runs += 1
+        mine = {f for f in fallbacks if f.split(".")[0] == packet}
+        fell_back += bool(mine)
+        named |= mine
+    if not runs and failure is not None:
+        raise failure
+    return runs, fell_back, named
+
+
+def measure_xla_with(version: str) -> Callable:
+    torch = torch_ops.torch_module()
+
+    def measure(op) -> Verdict:
+        name = torch_ops.op_name(op)
+        try:
+            runs, fell_back, named = xla_fallbacks(name, version)
+        except Exception as err:  # noqa: BLE001 - an op that cannot be run keeps the dispatcher's word
+            runs, why = 0, f"{type(err).__name__}: {str(err).splitlines()[0][:100] if str(err) else ''}"
+        if runs and fell_back == runs:
+            return "fallback", (f"PyTorch/XLA runs its ATen CPU kernel (every drawn input; executed_fallback_ops: "
+                                f"{', '.join(sorted(named))})")
+        if runs and fell_back:
+            return "lowered", (f"lowered, but PyTorch/XLA runs the ATen CPU kernel for {fell_back} of {runs} drawn "
+                               f"inputs (executed_fallback_ops: {', '.join(sorted(named))})")
+        if runs:
+            return "lowered", ""
+        if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "XLA"):
+            return "lowered", f"PyTorch/XLA registers an XLA kernel; not run here ({why})"
+        if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
+            return "lowered", f"CompositeImplicitAutograd: decomposed into ops XLA lowers; not run here ({why})"
+        return "fallback", f"no XLA kernel: the boxed ATen fallback runs it; not run here ({why})"
+
+    return measure
+
+
 # ---- per device: lowerings whose generated code still calls the ATen kernel ----
 
 def may_fall_back(op) -> bool:
@@ -252,6 +329,7 @@ class Rule:
     measure: Callable
     description: str
     packages: tuple[str, ...] = ("torch",)  # whose versions the measurement depends on
+    per_version: bool = False  # measure(version) gives the measuring function (it draws inputs from the opset)
 
 
 BACKENDS: dict[str, Rule] = {
@@ -271,7 +349,21 @@ BACKENDS: dict[str, Rule] = {
         "versus ops it first decomposes into other aten ops, or cannot export.",
         ("torch", "onnxscript"),
     ),
+    "xla": Rule(
+        measure_xla_with,
+        "PyTorch/XLA on the XLA device (PJRT_DEVICE=CPU): ops it lowers to XLA versus ops its counters report as run "
+        "on the ATen CPU kernel (torch_xla.debug.metrics.executed_fallback_ops).",
+        ("torch", "torch-xla"),
+        per_version=True,
+    ),
 }
+
+
+def xla_device() -> str:
+    """The device PyTorch/XLA ran on, as opspec names devices (cpu, cuda, tpu)."""
+    import os
+
+    return os.environ.get("PJRT_DEVICE", "CPU").lower().replace("gpu", "cuda")
 
 
 def measured_with(packages: tuple[str, ...]) -> str:
@@ -291,7 +383,8 @@ def inductor_extern_kernels() -> list[str]:
 def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> dict:
     rule = BACKENDS[backend]
     names = sorted(set(core_ops(version)) | set(beyond_opset(version)))
-    verdicts = {name: rule.measure(torch_ops.resolve(name)) for name in names}
+    measuring = rule.measure(version) if rule.per_version else rule.measure
+    verdicts = {name: measuring(torch_ops.resolve(name)) for name in names}
     on_device = device_fallbacks(backend, [n for n in names if verdicts[n][0] == "lowered"], devices, version)
     lowered, fallback, unsupported = [], [], []
     for name in names:
@@ -310,6 +403,8 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
     if backend == "inductor":
         data["devices"] = list(devices)
         data["extern_kernels"] = inductor_extern_kernels()
+    if backend == "xla":
+        data["devices"] = [xla_device()]
     data = {**data, "lowered": lowered, "fallback": fallback, **({"unsupported": unsupported} if unsupported else {})}
     # the committed reports' execution evidence decides the ops they ran (tools/lowering_from_reports.py)
     reports = lowering_evidence.reports_for(backend, version, RESULTS)
@@ -318,7 +413,8 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=[*BACKENDS, "all"], default="all")
+    parser.add_argument("--backend", choices=[*BACKENDS, "all"], default="all",
+                        help="all: every backend but xla, which needs the xla extra (torch 2.9)")
     parser.add_argument("--opset", dest="version", metavar="V", help="opset version (default: newest)")
     parser.add_argument("--out", type=Path, default=manifests.backends_dir(), help="folder of manifests")
     parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
@@ -328,7 +424,7 @@ def main() -> int:
 
     version = args.version or load.latest_version()
     stale = 0
-    for backend in BACKENDS if args.backend == "all" else [args.backend]:
+    for backend in [b for b in BACKENDS if b != "xla"] if args.backend == "all" else [args.backend]:
         path = args.out / f"{backend}.yaml"
         try:
             data = measure(backend, version, tuple(args.devices))

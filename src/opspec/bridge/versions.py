@@ -3,7 +3,9 @@
 An op or rule whose recorded ``torch`` range excludes the installed torch, or that
 the installed torch does not provide (no operator, no registered decomposition), is
 *absent*: it gets one finding, its checks skip with the reason, and nothing else is
-affected. Every question about a torch version is answered here.
+affected. An op torch provides but does not tag core on some versions (``CORE_TAG``)
+stays in the set and is checked there as everywhere; drift lists it as recorded.
+Every question about a torch version is answered here.
 """
 from __future__ import annotations
 
@@ -12,6 +14,17 @@ from dataclasses import dataclass
 
 from opspec.bridge import torch_ops
 from opspec.spec.model import CoreOp, DecompositionRule, TorchRange, public_version
+
+
+# Core ops that some supported torches run but do not tag core: op -> the torches that tag it, and why.
+# (Released opset versions are sealed, so a fact about older torches lives here, not in their files.)
+CORE_TAG: dict[str, TorchRange] = {
+    "aten::_fft_c2r": TorchRange.from_dict({
+        "versions": ">=2.11",
+        "reason": "torch 2.9 and 2.10 do not tag _fft_c2r core (its siblings _fft_r2c and _fft_c2c are); torch 2.11 "
+                  "tags it",
+    }),
+}
 
 
 @functools.lru_cache(maxsize=None)
@@ -35,6 +48,14 @@ def _outside(name: str, torch_range: TorchRange | None) -> Absence | None:
     if torch_range is None or torch_range.holds_for(version):
         return None
     return Absence(name, f"absent in torch {version} (holds for torch {torch_range}): {torch_range.reason}", True)
+
+
+def untagged(name: str) -> str | None:
+    """Why the installed torch, as recorded, does not tag the core op ``name`` core; None where it does."""
+    tagged = CORE_TAG.get(name)
+    if tagged is None or tagged.holds_for(installed()):
+        return None
+    return f"not tagged core in torch {installed()} (tagged for torch {tagged}): {tagged.reason}"
 
 
 def op_absence(op: CoreOp) -> Absence | None:

@@ -64,6 +64,7 @@ class DriftReport:
     table_changes: list[dict[str, str]] = field(default_factory=list)
     closure_gaps: list[ClosureGap] = field(default_factory=list)
     absent: list[dict[str, str]] = field(default_factory=list)  # recorded as absent in this torch: not checked
+    untagged: list[dict[str, str]] = field(default_factory=list)  # recorded as not tagged core in this torch: checked
     closure_probed: int = 0
     closure_untraced: int = 0
     closure_failures: list[dict[str, str]] = field(default_factory=list)  # op, kind (untraceable|timeout|crash), message
@@ -101,7 +102,10 @@ def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], No
         if (name in ours) != (name in tagged) and (name in ours or name in live)
     ]
     report.core_added = {name: schema for name, schema in tagged.items() if name not in ours and name not in decided}
-    report.core_removed = sorted(name for name in ours if name not in tagged and name not in decided and name not in absent_ops)
+    untagged = {name: reason for name in ours if name not in tagged and (reason := versions.untagged(name))}
+    report.untagged = [{"op": name, "reason": reason} for name, reason in sorted(untagged.items())]
+    report.core_removed = sorted(name for name in ours if name not in tagged and name not in decided and name not in absent_ops
+                                 and name not in untagged)
     for name, op in ours.items():
         if name in absent_ops:
             continue
@@ -440,6 +444,7 @@ def render_text(report: DriftReport) -> str:
     section("schema changes", [f"{c['op']}\n    opset: {c['opset']}\n    torch: {c['torch']}" for c in report.schema_changed])
     section("decomposition table changes", [f"{c['op']}: {c['change']}" for c in report.table_changes])
     section("absent in this torch, as recorded (not checked)", [f"{a['op']}: {a['reason']}" for a in report.absent])
+    section("not tagged core in this torch, as recorded (checked)", [f"{u['op']}: {u['reason']}" for u in report.untagged])
     drifted = [r for r in report.rules if r.drifted]
     section(
         f"decomposition drift ({len(report.rules)} rules traced)",

@@ -3,7 +3,7 @@
 A backend is named three ways on the command line:
 - a declared name (``eager``, ``aot_eager``, ``inductor``, ``export``,
   ``ir-roundtrip``, ``onnxruntime``, ``openvino``, ``openvino-single-op``,
-  ``executorch``, ``executorch-xnnpack``), or one a package registers under the
+  ``executorch``, ``executorch-xnnpack``, ``xla``, ``openxla``), or one a package registers under the
   ``opspec_backends`` entry-point group, or any name torch's registry knows
   (``torch._dynamo.list_backends()``, third-party ``torch_dynamo_backends`` too);
 - ``pkg.module:callable`` with the ``(GraphModule, example_inputs) -> callable`` signature.

@@ -52,6 +52,7 @@ class Declaration:
     extra: str = ""  # the optional extra that installs what ``requires`` names
     requires: tuple[str, ...] = ()  # modules that must import
     packages: tuple[str, ...] = ()  # distributions named in the version
+    install: str = ""  # how to install the extra, where constraints.txt's torch cannot hold it
     # context managers entered while the backend compiles a graph (inductor: its generated code)
     watchers: tuple[Callable[[], ContextManager], ...] = field(default=(), repr=False)
     expectations: Path | None = None  # default expectations file (None: conformance/expectations/NAME.yaml if any)
@@ -69,7 +70,8 @@ class Declaration:
             try:
                 importlib.import_module(module)
             except ImportError as err:
-                install = f"pip install 'opspec[{self.extra}]' -c constraints.txt" if self.extra else "install it"
+                install = self.install or (f"pip install 'opspec[{self.extra}]' -c constraints.txt" if self.extra
+                                           else "install it")
                 what = f"the {self.extra} extra" if self.extra else f"the package providing {module}"
                 raise MissingExtra(f"backend {self.name} needs {what}: {install} ({err})") from None
 

@@ -24,13 +24,14 @@ from opspec.conform.backends import (
     ir_roundtrip,
     onnxruntime,
     openvino,
+    xla,
 )
 from opspec.conform.backends.base import Backend, Declaration, UnknownBackend
 from opspec.spec import manifests, references
 
 ENTRY_POINTS = "opspec_backends"  # the group a third-party package registers its backend under
 BUILT_IN: dict[str, Declaration] = {
-    d.name: d for module in (eager, aot_eager, inductor, export, ir_roundtrip, onnxruntime, openvino, executorch)
+    d.name: d for module in (eager, aot_eager, inductor, export, ir_roundtrip, onnxruntime, openvino, executorch, xla)
     for d in module.DECLARATIONS
 }
 

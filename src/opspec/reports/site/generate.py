@@ -18,7 +18,7 @@ from opspec.proposals.model import STATUSES, Proposal
 from opspec.reports import changelog
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
-from opspec.reports.site import compatibility_page, models_page, sanitize, scoreboard, version_matrix
+from opspec.reports.site import compatibility_page, models_page, sanitize, scoreboard, version_matrix, xla_page
 from opspec.reports.site import special_cases as special_mod
 from opspec.reports.site import results as results_mod
 from opspec.spec import load, manifests, resources, special_cases as spec_cases, yamlio
@@ -259,6 +259,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                                   history_folder=ws.results / "history"))
     pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     pages["compatibility.md"] = env.get_template("compatibility.md.j2").render(**compatibility_page.context(ws, infos))
+    pages.update(xla_page.pages(ws.root, slugs, set(newest.core_names())))
     return Generated(pages, skipped, problems)
 
 

@@ -1,0 +1,208 @@
+"""The ``xla`` and ``openxla`` backends: who executed each op comes from PyTorch/XLA's own counters.
+
+torch-xla installs beside torch 2.9 only, so these tests run the backend against a
+stand-in ``torch_xla`` package written into a temporary folder: its device is the
+CPU, and its ``debug.metrics`` counts the ATen ops each run dispatches the way
+PyTorch/XLA does (``xla::OP`` for an op it lowers, ``aten::OP`` in
+``executed_fallback_ops()`` for one it hands to the ATen kernel), with
+``aten::nonzero`` and ``aten::bucketize`` falling back as they do in torch-xla 2.9.0.
+The tests against the real package are in the last section and skip without it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_conform import FAST, validate
+
+from opspec.cli import main
+from opspec.conform import backends, evidence
+from opspec.conform.backends import xla
+
+STAND_IN = '''
+"""Stand-in for torch_xla: the CPU as the device, counters kept by a dispatch mode between clear_all and reading."""
+import torch
+
+def device():
+    return torch.device("cpu")
+'''
+
+METRICS = '''
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+FALLS_BACK = {"nonzero", "bucketize"}
+EAGER = {eager}  # eager runs are counted by a dispatch mode; compiled graphs count their own nodes (count())
+_counters, _fallbacks, _mode = set(), set(), []
+
+
+def count(func):
+    packet = func._schema.name.split("::")[1]
+    (_fallbacks.add(f"aten::{packet}") if packet in FALLS_BACK else _counters.add(f"xla::{packet}"))
+
+
+class _Counting(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        count(func)
+        return func(*args, **(kwargs or {}))
+
+
+def clear_all():
+    _counters.clear(), _fallbacks.clear()
+    if EAGER:
+        _mode.append(_Counting())
+        _mode[-1].__enter__()
+
+
+def _stop():
+    while _mode:
+        _mode.pop().__exit__(None, None, None)
+
+
+def counter_names():
+    _stop()
+    return sorted(_counters | {"xla::_copy_from", "CachedCompile"})
+
+
+def executed_fallback_ops():
+    _stop()
+    return sorted(_fallbacks)
+'''
+
+BRIDGE = '''
+"""Stand-in for torch_xla.core.dynamo_bridge, which torch's openxla backend calls: the graph run node by node."""
+import torch
+
+from torch_xla.debug import metrics
+
+
+class _Counted(torch.fx.Interpreter):
+    def call_function(self, target, args, kwargs):
+        if hasattr(target, "_schema"):
+            metrics.count(target)
+        return super().call_function(target, args, kwargs)
+
+
+def extract_compiled_graph(model, args):
+    interpreter = _Counted(model)
+    return lambda *inputs: interpreter.run(*inputs)
+'''
+
+
+def write_stand_in(root: Path, eager: bool) -> Path:
+    """The stand-in package under ``root``: ``eager`` counts eager runs; otherwise compiled graphs count themselves
+    (dynamo does not trace under a dispatch mode)."""
+    package = root / "torch_xla"
+    for folder in (package / "debug", package / "core"):
+        folder.mkdir(parents=True)
+        (folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text(textwrap.dedent(STAND_IN))
+    (package / "debug" / "metrics.py").write_text(textwrap.dedent(METRICS).replace("{eager}", str(eager)))
+    (package / "core" / "dynamo_bridge.py").write_text(textwrap.dedent(BRIDGE))
+    return root
+
+
+@pytest.fixture
+def stand_in(tmp_path, monkeypatch):
+    """The stand-in on the path of this process and of the workers opspec conform starts."""
+
+    def install(eager: bool) -> Path:
+        monkeypatch.syspath_prepend(str(write_stand_in(tmp_path / "site", eager)))
+        for name in [m for m in sys.modules if m.startswith("torch_xla")]:
+            monkeypatch.delitem(sys.modules, name)
+        return tmp_path / "site"
+
+    return install
+
+
+def conform(tmp_path: Path, backend: str, ops: str) -> dict:
+    path = tmp_path / f"{backend}.json"
+    main(["conform", "--backend", backend, "--ops", ops, "--report", str(path), "--no-expectations",
+          "--dtypes", "float32", *FAST])
+    report = json.loads(path.read_text())
+    validate(report)
+    return {r["op"]: r for r in report["results"]}
+
+
+# ---- the counters, read ----
+
+def test_lowered_ops_come_from_xla_counters_and_fallbacks_from_executed_fallback_ops():
+    lowered, fell_back = xla.executed(["xla::sin", "xla::_copy_from", "CachedCompile", "xla::add"],
+                                      ["aten::nonzero", "aten::nonzero"])
+    assert lowered == ["aten::add", "aten::sin"]  # transfers and XLA's own counters are not the computation
+    assert fell_back == ["aten::nonzero"]
+
+
+def test_an_op_in_the_fallback_counters_is_pytorch_even_beside_lowered_ops():
+    found = evidence.judge("aten::nonzero", [evidence.Seen("hook", {"aten::gt"}, {"aten::nonzero"})])
+    assert found.executed == "pytorch"
+    other = evidence.judge("aten::gt.Scalar", [evidence.Seen("hook", {"aten::gt"}, {"aten::nonzero"})])
+    assert other.executed == "partial"
+
+
+def test_a_case_with_no_counters_left_is_unknown_not_pass():
+    assert evidence.judge("aten::sin", [evidence.Seen("hook", set(), set())]).executed == "unknown"
+
+
+# ---- through opspec conform, against the stand-in ----
+
+def test_a_lowered_op_passes_and_a_fallen_back_one_is_fallback(stand_in, tmp_path):
+    stand_in(eager=True)
+    results = conform(tmp_path, "xla", "sin,nonzero")
+    sin, nonzero = results["aten::sin"], results["aten::nonzero"]
+    assert sin["status"] == "pass" and sin["executed"] == "target"
+    assert sin["evidence"]["source"] == "hook" and "aten::sin" in sin["evidence"]["target_ops"]
+    assert nonzero["status"] == "fallback" and nonzero["executed"] == "pytorch"
+    assert nonzero["evidence"]["pytorch_ops"] == ["aten::nonzero"]
+    assert nonzero["blame"] == "backend" and "aten::nonzero" in nonzero["message"]
+
+
+def test_openxla_reads_the_same_counters(stand_in, tmp_path):
+    stand_in(eager=False)  # torch's own openxla backend, calling the stand-in's dynamo bridge
+    results = conform(tmp_path, "openxla", "sin,bucketize.Tensor")
+    sin = results["aten::sin"]
+    assert sin["status"] == "pass" and sin["evidence"]["target_ops"] == ["aten::sin"]
+    bucketize = results["aten::bucketize.Tensor"]
+    assert bucketize["status"] == "fallback" and bucketize["evidence"]["pytorch_ops"] == ["aten::bucketize"]
+
+
+def test_without_torch_xla_the_backend_is_one_line_naming_the_extra(tmp_path):
+    if _has_torch_xla():
+        pytest.skip("torch_xla is installed here")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    done = subprocess.run([sys.executable, "-m", "opspec", "conform", "--backend", "xla", "--ops", "sin"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+    assert "backend xla needs the xla extra: pip install 'opspec[xla]'" in done.stderr
+
+
+def test_both_backends_are_declared_with_the_extra():
+    for name in ("xla", "openxla"):
+        declaration = backends.lookup(name)
+        assert declaration.extra == "xla" and declaration.packages == ("torch-xla",)
+    assert backends.lookup("openxla").manifest_path() == backends.lookup("xla").manifest_path()
+
+
+# ---- the real package (the torch 2.9 venv: PJRT_DEVICE=CPU) ----
+
+def _has_torch_xla() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch_xla") is not None
+
+
+real = pytest.mark.skipif(not _has_torch_xla(), reason="torch-xla is not installed (the xla extra needs torch 2.9)")
+
+
+@real
+def test_real_xla_counts_nonzero_as_a_fallback(tmp_path):
+    results = conform(tmp_path, "xla", "sin,nonzero")
+    assert results["aten::sin"]["status"] == "pass"
+    assert results["aten::nonzero"]["status"] == "fallback"
+    assert results["aten::nonzero"]["evidence"]["pytorch_ops"] == ["aten::nonzero"]
