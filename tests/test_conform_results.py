@@ -52,6 +52,9 @@ def test_every_committed_repro_replays_its_verdict(tmp_path, stem, record):
         got = replay.verdict(loaded["CASE"], loaded["program"], loaded["args"], loaded["kwargs"])
     except backends.MissingExtra as err:
         pytest.skip(str(err))
+    if record["outcome"] == "unverified":  # nothing told who computed it: one program's replay may tell more
+        assert got["status"] in ("unverified", *evidence.PASSING_STATUS.values()), got["message"]
+        return
     assert got["status"] == record["outcome"], got["message"]
 
 

@@ -60,3 +60,18 @@ def test_a_row_torch_itself_fails_is_not_held_against_the_backend(monkeypatch):
     monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::sign": (_row(["nan", -1.0, 1.0]),)})
     failed, _, summary = special_rows.check(Backend(), _sign_op(), CASE, {}, budget=2)
     assert failed is None and summary["rows"] == 0
+
+
+
+def test_rows_beyond_the_budget_run_together_and_the_wrong_one_alone(monkeypatch):
+    """Two units (different ranks, so different programs) over budget share one program; the one it gets wrong
+    runs alone for its verdict. Units hold tensors, so which were wrong is kept by identity, not compared."""
+    from opspec.conform import evidence
+
+    flat, square = _row([0.0, -1.0, 1.0]), _row([[-1.0, 1.0], [1.0, 0.0]], line=9, inputs=[[-3.0, 2.0], [2.0, 0.0]])
+    monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::sign": (flat, square)})
+    nan_kept = Backend(lambda *xs: tuple(torch.where(x.isnan(), x, torch.sign(x)) for x in xs) if len(xs) > 1
+                       else torch.where(xs[0].isnan(), xs[0], torch.sign(xs[0])))
+    with evidence.collecting():
+        failed, run, _ = special_rows.check(nan_kept, _sign_op(), CASE, {}, budget=0)
+    assert failed is not None and failed["status"] == "fail" and run.row.mark.line == 3

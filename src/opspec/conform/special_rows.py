@@ -187,8 +187,9 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
         if seen is not None and not own:
             del seen[before:]
         # a program of all their calls that ran the op in PyTorch: the units alone, until one shows which row did
-        for unit in [*suspects, *(u for u in group if u not in suspects and fell_together)]:
-            if fell_back and unit not in suspects:
+        wrong = {id(u) for u in suspects}  # units hold tensors: compared by identity
+        for unit in [*suspects, *(u for u in group if fell_together and id(u) not in wrong)]:
+            if fell_back and id(unit) not in wrong:
                 break
             failed = run_watched(unit)
             if failed is not None:
