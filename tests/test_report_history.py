@@ -37,12 +37,17 @@ def test_every_archived_run_is_valid_and_named_for_what_it_holds(path):
     assert data["summary"] == run.summary() and sum(data["summary"].values()) == run.total
 
 
-def test_every_published_report_has_at_least_two_dated_runs_and_its_newest_is_the_report():
+ONCE = {"xla-cpu", "openxla-cpu"}  # PyTorch/XLA's reports, first published with torch 2.9 support
+
+
+def test_every_published_report_is_archived_and_its_newest_run_is_the_report():
     runs, notes = history.read_all(HISTORY)
     assert notes == []
     for path in sorted(RESULTS.glob("*.json")):
         entries = runs.get(path.stem, [])
-        assert len(entries) >= 2, f"{path.name}: {len(entries)} archived run(s)"
+        assert entries, f"{path.name}: not archived"
+        # one run only where the backend was published once (a backend new in this opset's reports)
+        assert len(entries) >= 2 or path.stem in ONCE, f"{path.name}: {len(entries)} archived run(s)"
         assert len({r.date for r in entries}) == len(entries)
         current = history.from_report(json.loads(path.read_text(encoding="utf-8")), path.name, entries[-1].date)
         assert entries[-1].cases == current.cases, f"{path.name}: the newest archived run is not the published report"
