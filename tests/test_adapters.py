@@ -31,7 +31,8 @@ def test_a_missing_extra_is_one_line_naming_it(name, present):
 
 def test_backends_with_an_extra_are_known_names():
     with_extra = {name for name, declared in backends.registry.BUILT_IN.items() if declared.extra}
-    assert {"onnxruntime", "openvino", "openvino-single-op", "executorch", "executorch-xnnpack"} == with_extra
+    assert {"onnxruntime", "openvino", "openvino-single-op", "executorch", "executorch-xnnpack", "xla",
+            "openxla"} == with_extra
     assert with_extra <= set(backends.known_names())
 
 

@@ -119,14 +119,14 @@ def _dense(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str, seed: int, dynamic: bool,
-           built_by: cases.Example | None = None, row: tuple[str, str] | None = None) -> str:
+           built_by: cases.Example | None = None, row: tuple[str, str, str] | None = None) -> str:
     """The repro of one example: run it to print the verdict (exit 0 only on pass). ``built_by``: the earlier
     example the program was compiled for, when it is not this one (a compiled program serves a compile key);
-    ``row``: (where, dtype) of the special-case row the example is, judged by that row on replay."""
+    ``row``: (where, dtype, says) of the special-case row the example is, judged by that row on replay."""
     described = {"op": case.op, "dtype": case.dtype, "device": case.device, "backend": backend, "opset": opset,
                  "seed": seed, "dynamic": dynamic}
     if row is not None:
-        described["special_case"], described["row_dtype"] = row
+        described["special_case"], described["row_dtype"], described["row_says"] = row
     lines = [
         f"# opspec repro: {case.op} {case.dtype} {case.device} on backend {backend}, opset {opset}",
         "import torch",
@@ -177,7 +177,7 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
     torch._dynamo.reset()
     if "special_case" in case:  # a special-case row: judged exactly, by the row, as the run judged it
         with evidence.collecting() as seen:
-            failed = special_rows.failure(backend, example, case["special_case"], case["row_dtype"])
+            failed = special_rows.failure(backend, example, case["special_case"], case["row_dtype"], case.get("row_says"))
         found = backend.static_evidence() or evidence.judge(case["op"], seen)
         if failed is not None:
             return {"status": failed["status"], "message": failed["message"], "executed": found.executed}

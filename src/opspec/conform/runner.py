@@ -148,7 +148,7 @@ class CaseRunner:
             row = record.get("special_case")
             try:
                 if row is not None:  # a special-case row: the layer is held to the row, as the backend was
-                    failed = special_rows.failure(reference, example, row["row"], row["dtype"])
+                    failed = special_rows.failure(reference, example, row["row"], row["dtype"], row.get("says"))
                     return failed["status"] if failed is not None else None
                 if built_by is not example:  # as the run did: built for an earlier example, run on this one
                     replay.judge_example(reference, built_by, op, seed, compiled=compiled)
@@ -229,7 +229,7 @@ class CaseRunner:
             if failed is not None:
                 self.failing = (run.example, run.example)
                 failed["repro"] = f"# {failed['message']}\n" + self.repro(run.example, case, seed,
-                                                                           row=(special_rows.where(run.row), run.dtype))
+                                                                           row=(special_rows.where(run.row), run.dtype, run.row.says))
                 if repro_file is not None:
                     atomic.write_text(repro_file, failed["repro"])
                     failed["repro_file"] = str(repro_file)
@@ -238,7 +238,7 @@ class CaseRunner:
                 return failed
             if run is not None and fallback_repro is None:  # only a row's program ran the op in PyTorch
                 fallback_repro = self.repro(run.example, case, seed,
-                                            row=(special_rows.where(run.row), run.dtype) if run.row else None)
+                                            row=(special_rows.where(run.row), run.dtype, run.row.says) if run.row else None)
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)
         # a repro stays with the record should the evidence make the case a fallback: the program that showed it

@@ -83,19 +83,24 @@ def where(row: SpecialCase) -> str:
     return f"opset/special_cases/{Path(row.mark.path).name}:{row.mark.line}"
 
 
-def row_at(place: str) -> SpecialCase:
-    """The row :func:`where` names (a repro says which row it replays); LookupError when the data has none there."""
-    for rows in all_rows().values():
-        for row in rows:
-            if where(row) == place:
-                return row
-    raise LookupError(f"no special-case row at {place}")
+def row_at(place: str, says: str | None = None) -> SpecialCase:
+    """The row :func:`where` names (a repro says which row it replays); where the data file has moved its lines
+    since, the row of that file and op that ``says`` the same. LookupError when the data has no such row."""
+    rows = [row for found in all_rows().values() for row in found]
+    for row in rows:
+        if where(row) == place and (says is None or row.says == says):
+            return row
+    file = place.rsplit(":", 1)[0]
+    for row in rows:
+        if says is not None and row.says == says and where(row).rsplit(":", 1)[0] == file:
+            return row
+    raise LookupError(f"no special-case row at {place}" + (f" saying {says!r}" if says else ""))
 
 
-def failure(backend, example: cases.Example, place: str, dtype: str) -> dict | None:
+def failure(backend, example: cases.Example, place: str, dtype: str, says: str | None = None) -> dict | None:
     """The row at ``place``, called as ``example`` (its inputs in ``dtype``), through ``backend``, judged as a run
     judges it: a failing record (compile-error, run-error or fail), or None when the row holds."""
-    failed = run_unit(backend, {}, (example, [RowRun(row_at(place), dtype, example)], None), [])
+    failed = run_unit(backend, {}, (example, [RowRun(row_at(place, says), dtype, example)], None), [])
     return failed[0] if failed is not None else None
 
 
