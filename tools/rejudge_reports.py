@@ -28,18 +28,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("reports", nargs="*", type=Path,
                         default=sorted((REPO / "conformance" / "results").glob("*.json")))
     args = parser.parse_args(argv)
+    code = 0
     for path in args.reports:
-        previous = json.loads(path.read_text(encoding="utf-8"))
-        name = previous["backend"]["name"] if isinstance(previous["backend"], dict) else previous["backend"]
-        declaration = registry.lookup(name)
-        named = previous.get("expectations")
-        expectations = REPO / named if named else (declaration.expectations_path() if declaration else None)
-        final = rejudge.rejudge(previous, declaration, expectations, cached_opset(previous["opset"]))
+        try:  # each report is judged whole before it is written: a bad one is one line, the others go on
+            previous = json.loads(path.read_text(encoding="utf-8"))
+            name = previous["backend"]["name"] if isinstance(previous["backend"], dict) else previous["backend"]
+            declaration = registry.lookup(name)
+            named = previous.get("expectations")
+            expectations = REPO / named if named else (declaration.expectations_path() if declaration else None)
+            final = rejudge.rejudge(previous, declaration, expectations, cached_opset(previous["opset"]))
+        except (OSError, ValueError, KeyError, TypeError, LookupError) as err:
+            print(f"{path}: not re-judged: {type(err).__name__}: {err}", file=sys.stderr)
+            code = 2
+            continue
         report.write(path, final)
         before, after = Counter(r["status"] for r in previous["results"]), Counter(r["status"] for r in final["results"])
         changed = {s: after[s] - before[s] for s in sorted({*before, *after}) if after[s] != before[s]}
         print(f"{path.name}: " + (", ".join(f"{s} {n:+d}" for s, n in changed.items()) or "no status changed"))
-    return 0
+    return code
 
 
 if __name__ == "__main__":
