@@ -75,3 +75,49 @@ def test_rows_beyond_the_budget_run_together_and_the_wrong_one_alone(monkeypatch
     with evidence.collecting():
         failed, run, _ = special_rows.check(nan_kept, _sign_op(), CASE, {}, budget=0)
     assert failed is not None and failed["status"] == "fail" and run.row.mark.line == 3
+
+
+def _fixed_to(shape):
+    """A program built for inputs of one shape only, as an ahead-of-time runtime builds it."""
+    def run(x):
+        if tuple(x.shape) != shape:
+            raise RuntimeError(f"inputs of shape {tuple(x.shape)}, built for {shape}")
+        return torch.sign(x)
+    return run
+
+
+def test_a_row_run_on_a_program_built_for_an_earlier_example_replays_on_that_program(monkeypatch):
+    """The row ran on the case's drawn program: its failure names that example, and replaying the row on a
+    program of that example fails the same way, where one built for the row itself would hold."""
+    from opspec.conform import cases
+    from opspec.testing.strategies import Call
+
+    monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::sign": (_row([0.0, -1.0, 1.0]),)})
+    drawn = cases.Example.of(Call("aten::sign", (torch.tensor([5.0, -2.0]),), {}))
+    backend = Backend()
+    backend.compile = lambda program, inputs: _fixed_to(tuple(inputs[0].shape))
+    failed, run, _ = special_rows.check(backend, _sign_op(), CASE, {drawn.key: _fixed_to((2,))}, budget=2,
+                                        built_by={drawn.key: drawn})
+    assert failed["status"] == "run-error" and "built for (2,)" in failed["message"]
+    assert run.compiled_for is drawn
+    place, says = special_rows.where(run.row), run.row.says
+    assert special_rows.failure(backend, run.example, place, "float32", says, built_by=drawn)["status"] == "run-error"
+    assert special_rows.failure(backend, run.example, place, "float32", says) is None
+
+
+def test_the_row_whose_program_ran_the_op_farthest_from_the_target_is_the_cases_repro(monkeypatch):
+    """A delegate takes the drawn program; the row's program runs in the runtime: that row is the repro."""
+    from opspec.conform import evidence
+
+    monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::sign": (_row([0.0, -1.0, 1.0]),)})
+
+    class Delegate(Backend):
+        def compile(self, program, inputs):  # takes only finite inputs, as a delegate refusing NaN would
+            level = "target" if all(bool(t.isfinite().all()) for t in inputs) else "runtime"
+            evidence.report(**{f"{level}_ops": ["aten::sign"]})
+            return program
+
+    with evidence.collecting():
+        failed, run, _ = special_rows.check(Delegate(), _sign_op(), CASE, {}, budget=2)
+    assert failed is None and run is not None and run.distance == evidence.DISTANCE["runtime"]
+    assert run.example.inputs[0].isnan().any()

@@ -50,6 +50,8 @@ FALLBACK = ("pytorch", "partial")  # a passing case with this evidence is ``fall
 # the status a right answer gets at each level of who computed it
 PASSING_STATUS = {"target": "pass", "runtime": "undelegated", "pytorch": "fallback", "partial": "fallback",
                   "unknown": "unverified"}
+# how far from the target a program ran the op: a case's repro is the program that showed its level
+DISTANCE = {"runtime": 1, "partial": 2, "pytorch": 2}
 LEGACY_EXECUTED = {"backend": "target"}  # reports written before the levels: the backend was its own target
 SOURCES = ("hook", "partition", "generated-code", "reference", "whole-program", "none")
 
@@ -117,6 +119,11 @@ def judge(op: str, seen: Iterable[Seen]) -> Evidence:
         note = note or "no op was left to run"
     return Evidence(executed, source, sorted(ran_target), sorted(ran_pytorch), note, sorted(ran_runtime),
                     sum(s.kernels for s in seen))
+
+
+def distance(op: str, seen: list[Seen]) -> int:
+    """How far from the target the programs in ``seen`` ran ``op`` (0: the target, or nothing tells)."""
+    return DISTANCE.get(judge(op, seen).executed, 0) if seen else 0
 
 
 def _ran(op: str, ops: set[str]) -> bool:

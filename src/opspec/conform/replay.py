@@ -176,8 +176,13 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
     example = cases.Example.of(Call(case["op"], tuple(args), dict(kwargs)))
     torch._dynamo.reset()
     if "special_case" in case:  # a special-case row: judged exactly, by the row, as the run judged it
+        built_by = None
+        if "compiled_for" in case:  # the row ran on a program compiled for an earlier example
+            first_args, first_kwargs = case["compiled_for"]
+            built_by = cases.Example.of(Call(case["op"], tuple(first_args), dict(first_kwargs)))
         with evidence.collecting() as seen:
-            failed = special_rows.failure(backend, example, case["special_case"], case["row_dtype"], case.get("row_says"))
+            failed = special_rows.failure(backend, example, case["special_case"], case["row_dtype"],
+                                          case.get("row_says"), built_by=built_by)
         found = backend.static_evidence() or evidence.judge(case["op"], seen)
         if failed is not None:
             return {"status": failed["status"], "message": failed["message"], "executed": found.executed}

@@ -148,7 +148,8 @@ class CaseRunner:
             row = record.get("special_case")
             try:
                 if row is not None:  # a special-case row: the layer is held to the row, as the backend was
-                    failed = special_rows.failure(reference, example, row["row"], row["dtype"], row.get("says"))
+                    failed = special_rows.failure(reference, example, row["row"], row["dtype"], row.get("says"),
+                                                  built_by=built_by)
                     return failed["status"] if failed is not None else None
                 if built_by is not example:  # as the run did: built for an earlier example, run on this one
                     replay.judge_example(reference, built_by, op, seed, compiled=compiled)
@@ -204,16 +205,15 @@ class CaseRunner:
         verdicts: list[compare.Comparison] = []
         repro_file = self._repro_file(case)
         built_by: dict[tuple, Example] = {}  # the example each compiled program was built for
-        fallback_repro = None
+        level_repro, level_distance = None, 0  # the program that ran the op farthest from the target
         for example in examples:
             source = self.repro(example, case, seed, built_by.setdefault(example.key, example))
             if repro_file is not None:  # before it runs: a crash leaves the inputs that caused it
                 atomic.write_text(repro_file, source)
             before = len(seen) if seen is not None else 0
             outcome = replay.judge_example(self.backend, example, op, seed, compiled=compiled)
-            if seen is not None and len(seen) > before and fallback_repro is None \
-                    and evidence.judge(case.op, seen[before:]).executed in evidence.FALLBACK:
-                fallback_repro = source  # the program whose compile ran the op in PyTorch
+            if seen is not None and evidence.distance(case.op, seen[before:]) > level_distance:
+                level_repro, level_distance = source, evidence.distance(case.op, seen[before:])
             if isinstance(outcome, dict):
                 self.failing = (example, built_by[example.key])
                 outcome["repro"] = source
@@ -225,24 +225,25 @@ class CaseRunner:
         rows = None
         if self.settings.special_cases and not self.settings.inputs and checker is None:
             failed, run, rows = special_rows.check(self.backend, op, case, compiled,
-                                                       budget=self.settings.max_compiles)
+                                                       budget=self.settings.max_compiles, built_by=built_by)
             if failed is not None:
-                self.failing = (run.example, run.example)
-                failed["repro"] = f"# {failed['message']}\n" + self.repro(run.example, case, seed,
-                                                                           row=(special_rows.where(run.row), run.dtype, run.row.says))
+                self.failing = (run.example, run.compiled_for or run.example)
+                failed["repro"] = f"# {failed['message']}\n" + self.repro(
+                    run.example, case, seed, built_by=run.compiled_for,
+                    row=(special_rows.where(run.row), run.dtype, run.row.says))
                 if repro_file is not None:
                     atomic.write_text(repro_file, failed["repro"])
                     failed["repro_file"] = str(repro_file)
                 failed["examples"] = len(verdicts)
                 failed["special_case"] = {"row": special_rows.where(run.row), "says": run.row.says, "dtype": run.dtype}
                 return failed
-            if run is not None and fallback_repro is None:  # only a row's program ran the op in PyTorch
-                fallback_repro = self.repro(run.example, case, seed,
-                                            row=(special_rows.where(run.row), run.dtype, run.row.says) if run.row else None)
+            if run is not None and run.distance > level_distance:  # a row's program ran it farther from the target
+                level_repro = self.repro(run.example, case, seed, built_by=run.compiled_for,
+                                         row=(special_rows.where(run.row), run.dtype, run.row.says) if run.row else None)
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)
-        # a repro stays with the record should the evidence make the case a fallback: the program that showed it
-        record = {"status": "pass", "examples": len(verdicts), "repro": fallback_repro or source}
+        # a repro stays with the record should the evidence make the case less than a pass: the program that showed it
+        record = {"status": "pass", "examples": len(verdicts), "repro": level_repro or source}
         record.update(replay.metrics(verdicts))
         record["property_checked"] = checker is not None
         if rows is not None:

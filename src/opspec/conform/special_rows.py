@@ -19,6 +19,7 @@ not apply to it (``applies``), is not held against the backend.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ class RowRun:
     row: SpecialCase | None  # None: a batch of rows run as one example
     dtype: str
     example: cases.Example
+    compiled_for: cases.Example | None = None  # the example whose program the row ran on (None: its own)
+    distance: int = 0  # how far from the backend's target its program ran the op (evidence.DISTANCE)
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,10 +86,12 @@ def where(row: SpecialCase) -> str:
     return f"opset/special_cases/{Path(row.mark.path).name}:{row.mark.line}"
 
 
-def row_at(place: str, says: str | None = None) -> SpecialCase:
+def row_at(place: str, says: str | None = None, op: str | None = None) -> SpecialCase:
     """The row :func:`where` names (a repro says which row it replays); where the data file has moved its lines
-    since, the row of that file and op that ``says`` the same. LookupError when the data has no such row."""
-    rows = [row for found in all_rows().values() for row in found]
+    since, the row of that file (and of ``op``, where rows of several ops say the same) that ``says`` the same.
+    LookupError when the data has no such row."""
+    rows = [row for name, found in all_rows().items() if op is None or name == op for row in found] \
+        or [row for found in all_rows().values() for row in found]
     for row in rows:
         if where(row) == place and (says is None or row.says == says):
             return row
@@ -97,10 +102,19 @@ def row_at(place: str, says: str | None = None) -> SpecialCase:
     raise LookupError(f"no special-case row at {place}" + (f" saying {says!r}" if says else ""))
 
 
-def failure(backend, example: cases.Example, place: str, dtype: str, says: str | None = None) -> dict | None:
+def failure(backend, example: cases.Example, place: str, dtype: str, says: str | None = None,
+            built_by: cases.Example | None = None) -> dict | None:
     """The row at ``place``, called as ``example`` (its inputs in ``dtype``), through ``backend``, judged as a run
-    judges it: a failing record (compile-error, run-error or fail), or None when the row holds."""
-    failed = run_unit(backend, {}, (example, [RowRun(row_at(place, says), dtype, example)], None), [])
+    judges it: a failing record (compile-error, run-error or fail), or None when the row holds. ``built_by``: the
+    example whose program the row ran on in the run (None: a program built for ``example`` itself)."""
+    compiled: dict = {}
+    if built_by is not None and built_by is not example:  # as the run did: built for an earlier example
+        try:
+            compiled[example.key] = backend.compile(built_by.program(), built_by.fresh_inputs())
+        except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
+            return {"status": "compile-error", "message": f"special case {place} ({dtype}): {one_line(err)}"}
+    failed = run_unit(backend, compiled, (example, [RowRun(row_at(place, says, example.call.op), dtype, example)],
+                                          None), [])
     return failed[0] if failed is not None else None
 
 
@@ -171,15 +185,19 @@ def make_batch(op, runs: list[RowRun], compiled: dict) -> Batch:
     return Batch(runs, cases.Example.of(call), sizes)
 
 
-def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[dict | None, RowRun | None, dict]:
+def check(backend, op, case: cases.Case, compiled: dict, budget: int,
+          built_by: dict | None = None) -> tuple[dict | None, RowRun | None, dict]:
     """(a failing record or None, the row it failed on, a summary); when every row holds, the middle item is the
-    first row (or batch of rows, as one example) whose program ran the op in PyTorch, for the case's repro.
+    row (or batch of rows, as one example) whose program ran the op farthest from the backend's target (its
+    runtime, or PyTorch), for the case's repro.
 
     ``compiled`` maps compile keys to the programs the case already built; rows add theirs, at most
-    ``budget`` new programs; rows that would need more are counted in the summary as not run.
+    ``budget`` new programs; rows that would need more are counted in the summary as not run. ``built_by``
+    maps compile keys to the example each program was built for (rows add theirs), so a repro rebuilds it.
     """
     seen = evidence.current()
-    fell_back: list[RowRun] = []
+    built_by = {} if built_by is None else built_by
+    farthest: list[RowRun] = []  # at most one: the unit whose program ran the op farthest from the target
 
     def run_together(group: list) -> tuple | None:
         if len(group) < 2:
@@ -187,14 +205,13 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
         before = len(seen) if seen is not None else 0
         suspects = _suspects(backend, group, used)
         own = _in_dtype(group[0][0], case.dtype)
-        fell_together = own and seen is not None and len(seen) > before \
-            and evidence.judge(op.name, seen[before:]).executed in evidence.FALLBACK
+        together = evidence.distance(op.name, seen[before:]) if own and seen is not None else 0
         if seen is not None and not own:
             del seen[before:]
-        # a program of all their calls that ran the op in PyTorch: the units alone, until one shows which row did
+        # a program of all their calls that ran the op away from the target: the units alone, until one shows
         wrong = {id(u) for u in suspects}  # units hold tensors: compared by identity
-        for unit in [*suspects, *(u for u in group if fell_together and id(u) not in wrong)]:
-            if fell_back and id(unit) not in wrong:
+        for unit in [*suspects, *(u for u in group if together and id(u) not in wrong)]:
+            if farthest and farthest[0].distance >= together and id(unit) not in wrong:
                 break
             failed = run_watched(unit)
             if failed is not None:
@@ -203,15 +220,17 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
 
     def run_watched(unit) -> tuple | None:
         before = len(seen) if seen is not None else 0
-        failed = run_unit(backend, compiled, unit, used)
+        failed = run_unit(backend, compiled, unit, used, built_by)
         example, group, batch = unit
         if seen is not None and not _in_dtype(example, case.dtype):
             # a row in another dtype (integer semantics, promotion) is judged for its values; who computed it
             # says nothing of this case's dtype (a float32 delegate leaves int64 to the runtime)
             del seen[before:]
-        elif failed is None and not fell_back and seen is not None and len(seen) > before \
-                and evidence.judge(op.name, seen[before:]).executed in evidence.FALLBACK:
-            fell_back.append(RowRun(group[0].row if batch is None else None, group[0].dtype, example))
+        elif failed is None and seen is not None:
+            distance = evidence.distance(op.name, seen[before:])
+            if distance > (farthest[0].distance if farthest else 0):
+                farthest[:] = [RowRun(group[0].row if batch is None else None, group[0].dtype, example,
+                                      built_by.get(example.key), distance)]
         return failed
 
     runs = rows_for(op, case.dtype, case.device)
@@ -252,15 +271,21 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int) -> tuple[d
         if failed is not None:
             return failed
         ran += sum(len(u[1]) for u in group)
-    return None, (fell_back[0] if fell_back else None), {"rows": len(runs), "run": ran, "latitude": used}
+    return None, (farthest[0] if farthest else None), {"rows": len(runs), "run": ran, "latitude": used}
 
 
-def run_unit(backend, compiled: dict, unit, used: list[str]) -> tuple | None:
-    """A failing ``check`` result for one unit (a row, or a batch of pointwise rows), or None when it holds."""
+def run_unit(backend, compiled: dict, unit, used: list[str], built_by: dict | None = None) -> tuple | None:
+    """A failing ``check`` result for one unit (a row, or a batch of pointwise rows), or None when it holds.
+    The failing row comes back with ``compiled_for`` set where it ran on a program built for another example."""
     example, group, batch = unit
     place = f"special case {where(group[0].row)} ({group[0].dtype}): {group[0].row.says}"
+    built_by = {} if built_by is None else built_by
     built = compiled.get(example.key)
+    if built is not None and built_by.get(example.key) is not None and built_by[example.key] is not example:
+        group = [dataclasses.replace(run, compiled_for=built_by[example.key]) for run in group]
+        unit = (example, group, batch)
     if built is None:
+        built_by[example.key] = example
         try:
             built = compiled[example.key] = backend.compile(example.program(), example.fresh_inputs())
         except CompileError as err:
