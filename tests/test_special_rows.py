@@ -121,3 +121,54 @@ def test_the_row_whose_program_ran_the_op_farthest_from_the_target_is_the_cases_
         failed, run, _ = special_rows.check(Delegate(), _sign_op(), CASE, {}, budget=2)
     assert failed is None and run is not None and run.distance == evidence.DISTANCE["runtime"]
     assert run.example.inputs[0].isnan().any()
+
+
+class _NanKeptSign(torch.utils._python_dispatch.TorchDispatchMode):
+    """sign(NaN) left NaN, wherever sign runs in the program (the row says 0)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return torch.where(args[0].isnan(), args[0], out) if func is torch.ops.aten.sign.default else out
+
+
+class _Dispatching(Backend):
+    def compile(self, program, inputs):
+        self.compiles += 1
+
+        def run(*xs):
+            with _NanKeptSign():
+                return program(*xs)
+        return run if self.kernel == "nan-kept" else program
+
+
+def _ride(backend, rows, monkeypatch):
+    from opspec.conform.cases import Example
+    from opspec.testing.strategies import Call
+
+    monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::sign": rows})
+    ride = special_rows.Ride(backend, _sign_op(), CASE)
+    drawn = Example.of(Call("aten::sign", (torch.tensor([5.0, -2.0]),), {}))
+    run = ride.compile(drawn.program(), drawn.fresh_inputs())
+    assert torch.equal(run(*drawn.fresh_inputs()), torch.tensor([1.0, -1.0]))  # the drawn call's own output
+    return special_rows.check(backend, _sign_op(), CASE, {drawn.key: run}, budget=0, ride=ride,
+                              built_by={drawn.key: drawn}), drawn
+
+
+SQUARE = dict(line=9, inputs=[[-3.0, 2.0], [2.0, 0.0]])
+
+
+def test_rows_in_the_cases_dtype_ride_on_its_drawn_program_and_cost_no_compile(monkeypatch):
+    backend = _Dispatching()
+    (failed, _, summary), _ = _ride(backend, (_row([0.0, -1.0, 1.0]), _row([[-1.0, 1.0], [1.0, 0.0]], **SQUARE)),
+                                    monkeypatch)
+    assert failed is None and summary["run"] == 2
+    assert backend.compiles == 1  # the drawn program, holding both rows
+
+
+def test_a_row_the_shared_program_gets_wrong_runs_again_without_the_others_and_fails_naming_the_row(monkeypatch):
+    backend = _Dispatching("nan-kept")
+    (failed, run, _), drawn = _ride(backend, (_row([[-1.0, 1.0], [1.0, 0.0]], **SQUARE), _row([0.0, -1.0, 1.0])),
+                                    monkeypatch)
+    assert failed["status"] == "fail" and "pointwise-unary.yaml:3" in failed["message"]
+    # alone, on the drawn program its compile key matches (the repro rebuilds that program), no compile of its own
+    assert run.row.mark.line == 3 and run.compiled_for is drawn and backend.compiles == 1

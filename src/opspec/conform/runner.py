@@ -206,14 +206,25 @@ class CaseRunner:
         repro_file = self._repro_file(case)
         built_by: dict[tuple, Example] = {}  # the example each compiled program was built for
         level_repro, level_distance = None, 0  # the program that ran the op farthest from the target
+        rows_on = self.settings.special_cases and not self.settings.inputs and checker is None
+        # the rows in the case's dtype ride on the first drawn program, so they cost no compile of their own
+        ride = special_rows.Ride(self.backend, op, case) if rows_on and not examples[0].written else None
         for example in examples:
             source = self.repro(example, case, seed, built_by.setdefault(example.key, example))
             if repro_file is not None:  # before it runs: a crash leaves the inputs that caused it
                 atomic.write_text(repro_file, source)
             before = len(seen) if seen is not None else 0
-            outcome = replay.judge_example(self.backend, example, op, seed, compiled=compiled)
-            if seen is not None and evidence.distance(case.op, seen[before:]) > level_distance:
-                level_repro, level_distance = source, evidence.distance(case.op, seen[before:])
+            riding = ride is not None and not ride.used
+            outcome = replay.judge_example(ride or self.backend, example, op, seed, compiled=compiled)
+            if riding and ride.results is not None and isinstance(outcome, dict):
+                # judged alone, as its repro will judge it: the shared program is the rows' business
+                ride.results, compiled[example.key] = None, None
+                outcome = replay.judge_example(self.backend, example, op, seed, compiled=compiled)
+            distance = evidence.distance(case.op, seen[before:]) if seen is not None else 0
+            if riding and ride.results is not None:
+                ride.distance = distance  # the drawn call or a row: check() finds out which
+            elif distance > level_distance:
+                level_repro, level_distance = source, distance
             if isinstance(outcome, dict):
                 self.failing = (example, built_by[example.key])
                 outcome["repro"] = source
@@ -223,9 +234,17 @@ class CaseRunner:
                 return outcome
             verdicts.append(outcome)
         rows = None
-        if self.settings.special_cases and not self.settings.inputs and checker is None:
-            failed, run, rows = special_rows.check(self.backend, op, case, compiled,
-                                                       budget=self.settings.max_compiles, built_by=built_by)
+        if ride is not None and ride.distance:  # the shared program ran the op away from the target: the drawn
+            before = len(seen)                   # call alone says whether it did
+            first = examples[0]
+            replay.judge_example(self.backend, first, op, seed, compiled={})
+            distance = evidence.distance(case.op, seen[before:])
+            if distance >= ride.distance:
+                level_repro, level_distance = self.repro(first, case, seed), distance
+            ride.distance = 0 if distance >= ride.distance else ride.distance
+        if rows_on:
+            failed, run, rows = special_rows.check(self.backend, op, case, compiled, budget=0 if ride else
+                                                   self.settings.max_compiles, built_by=built_by, ride=ride)
             if failed is not None:
                 self.failing = (run.example, run.compiled_for or run.example)
                 failed["repro"] = f"# {failed['message']}\n" + self.repro(

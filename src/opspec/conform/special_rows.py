@@ -4,10 +4,13 @@ A case's drawn examples compare the backend with eager within tolerances; its sp
 cases (``opset/special_cases``) state the exact result where semantics branch, and
 ``judge`` holds the backend to them (NaN where NaN, the sign of a zero the row writes,
 the row's latitude allowed and named). A row's call becomes an example like a drawn
-one; rows whose compile key matches a program the case already built run on it (runs,
-not compiles), the others are grouped by key and each group is compiled once, up to
-``--max-compiles`` new programs; the rows beyond that run together, every call in one program
-(one more compile), and a row that program gets wrong runs again alone for its own verdict.
+one. The rows in the case's dtype ride on the case's first drawn program (:class:`Ride`):
+the backend compiles one graph holding the drawn call and every row's call, so they cost
+no compile of their own, which is what keeps a default run's time near what it was
+without them. Rows that cannot ride (another dtype, a write, a ride that did not build)
+are grouped by key and run on a program the case already built where one fits, else
+together, every call in one program (one more compile). A row a shared program gets
+wrong runs again alone, in a program of its own, for its verdict and its repro.
 
 Which rows run in a case: those checked in the case's dtype; the case of the op's
 anchor dtype (float32 where the op takes it, else its first) also runs, in their first
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.utils import _pytree
 
 from opspec.conform import cases, evidence
 from opspec.conform.backends import CompileError
@@ -185,8 +189,89 @@ def make_batch(op, runs: list[RowRun], compiled: dict) -> Batch:
     return Batch(runs, cases.Example.of(call), sizes)
 
 
+def rows_and_units(op, case: cases.Case, compiled: dict) -> tuple[list[RowRun], list[tuple]]:
+    """The case's rows, and the units they run as: (example, its rows, the Batch or None), pointwise rows that
+    share constants and a dtype batched into one call."""
+    runs = rows_for(op, case.dtype, case.device)
+    groups: dict[tuple, list[RowRun]] = {}
+    single: list[RowRun] = []
+    for run in runs:
+        if batchable(op, run):
+            groups.setdefault((run.example.key[:2], run.dtype), []).append(run)
+        else:
+            single.append(run)
+    units: list[tuple[cases.Example, list[RowRun], Batch | None]] = []
+    for group in groups.values():
+        batch = make_batch(op, group, compiled)
+        units.append((batch.example, group, batch))
+    units += [(run.example, [run], None) for run in single]
+    return runs, units
+
+
+class Ride:
+    """The rows in the case's dtype riding on its first drawn program, as a backend for ``replay.judge``.
+
+    The first program the runner has the backend compile becomes one graph: the drawn call, then every riding
+    unit's call on its own inputs, outputs flattened. Each run of it returns the drawn call's output and keeps
+    the units' outputs of the first run (``results``), judged by :func:`check` afterwards. Where the shared
+    graph does not build or run, the drawn program is compiled alone and the units run as if none rode
+    (``results`` stays None); later programs are the backend's own.
+    """
+
+    def __init__(self, backend, op, case: cases.Case):
+        self.backend = backend
+        self.runs, self.all_units = rows_and_units(op, case, {})
+        self.units = [u for u in self.all_units if not u[0].written and u[0].call.op not in cases.SYMBOLIC
+                      and _in_dtype(u[0], case.dtype)]
+        self.results: list | None = None
+        self.distance = 0  # how far from the target the shared program ran the op (set by the runner)
+        self.used = not self.units
+
+    def compile(self, program, inputs):
+        if self.used:
+            return self.backend.compile(program, inputs)
+        self.used = True
+        together, count = _together([u[0] for u in self.units]), len(inputs)
+
+        def row_inputs() -> list:
+            return [t for u in self.units for t in u[0].fresh_inputs()]
+
+        def shared(*tensors):
+            return tuple(_pytree.tree_leaves((program(*tensors[:count]), together(*tensors[count:]))))
+
+        seen, mark = evidence.current(), len(evidence.current() or ())
+        try:
+            spec = _pytree.tree_flatten((program(*[t.clone() for t in inputs]), together(*row_inputs())))[1]
+            built = self.backend.compile(shared, [*inputs, *row_inputs()])
+        except Exception:  # noqa: BLE001 - the rows then run on their own; the drawn program is judged alone
+            _forget(seen, mark)
+            return self.backend.compile(program, inputs)
+        plain: list = []
+
+        def run(*tensors):
+            if not plain:
+                mark = len(seen or ())
+                try:
+                    drawn, rows = _pytree.tree_unflatten(list(built(*tensors, *row_inputs())), spec)
+                except Exception:  # noqa: BLE001 - as above, found again by the program alone
+                    _forget(seen, mark)  # what a program that did not run saw says nothing of the case
+                    self.results = None
+                    plain.append(self.backend.compile(program, list(tensors)))
+                else:
+                    if self.results is None:
+                        self.results = list(rows)
+                    return drawn
+            return plain[0](*tensors)
+        return run
+
+
+def _forget(seen: list | None, mark: int) -> None:
+    if seen is not None:
+        del seen[mark:]
+
+
 def check(backend, op, case: cases.Case, compiled: dict, budget: int,
-          built_by: dict | None = None) -> tuple[dict | None, RowRun | None, dict]:
+          built_by: dict | None = None, ride: Ride | None = None) -> tuple[dict | None, RowRun | None, dict]:
     """(a failing record or None, the row it failed on, a summary); when every row holds, the middle item is the
     row (or batch of rows, as one example) whose program ran the op farthest from the backend's target (its
     runtime, or PyTorch), for the case's repro.
@@ -233,26 +318,30 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int,
                                       built_by.get(example.key), distance)]
         return failed
 
-    runs = rows_for(op, case.dtype, case.device)
-    groups: dict[tuple, list[RowRun]] = {}
-    single: list[RowRun] = []
-    for run in runs:
-        if batchable(op, run):
-            groups.setdefault((run.example.key[:2], run.dtype), []).append(run)
-        else:
-            single.append(run)
-    units: list[tuple[cases.Example, list[RowRun], Batch | None]] = []
-    for group in groups.values():
-        batch = make_batch(op, group, compiled)
-        units.append((batch.example, group, batch))
-    units += [(run.example, [run], None) for run in single]
+    runs, units = (ride.runs, ride.all_units) if ride is not None else rows_and_units(op, case, compiled)
+    used: list[str] = []
+    ran = 0
+    if ride is not None and ride.results is not None:  # rows that rode on the drawn program: judged from it
+        ridden = [u for u in units if any(u is r for r in ride.units)]
+        units = [u for u in units if not any(u is r for r in ride.units)]
+        wrong = []
+        for unit, result in zip(ride.units, ride.results):
+            noted: list[str] = []
+            (wrong.append(unit) if _wrong_rows(unit, result, noted) is not None else used.extend(noted))
+        # a unit the shared program got wrong runs alone for its verdict; where the shared program ran the op
+        # away from the target, alone too, until one shows it (the drawn call may be what did)
+        for unit in [*wrong, *(u for u in ridden if ride.distance and not any(u is w for w in wrong))]:
+            if farthest and farthest[0].distance >= ride.distance and not any(unit is w for w in wrong):
+                break
+            failed = run_watched(unit)
+            if failed is not None:
+                return failed
+        ran += sum(len(u[1]) for u in ridden)
     keys: dict[tuple, int] = {}
     for example, group, _ in units:
         keys[example.key] = keys.get(example.key, 0) + len(group)
     allowed = {k for k in keys if k in compiled}
     allowed |= set(sorted((k for k in keys if k not in compiled), key=lambda k: -keys[k])[:budget])
-    used: list[str] = []
-    ran = 0
     rest = []
     for unit in sorted(units, key=lambda u: u[0].key not in compiled):
         if unit[0].key not in allowed:
