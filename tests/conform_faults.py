@@ -104,6 +104,19 @@ def delegating(gm: torch.fx.GraphModule, example_inputs):
     return run
 
 
+def float_delegate(gm: torch.fx.GraphModule, example_inputs):
+    """A delegate that takes floating-point ops only, leaving integer and bool ones to the runtime around it."""
+    floating, other = set(), set()
+    for node in gm.graph.nodes:
+        value = node.meta.get("example_value", node.meta.get("val"))
+        if node.op == "call_function" and hasattr(node.target, "_schema"):
+            (floating if isinstance(value, torch.Tensor) and value.is_floating_point() else other).add(node)
+    name = lambda n: n.target._schema.name + (f".{n.target._overloadname}" if n.target._overloadname != "default" else "")  # noqa: E731
+    run = lambda *inputs: gm.forward(*inputs)  # noqa: E731
+    run.executed_ops = lambda: {"target": sorted({name(n) for n in floating}), "runtime": sorted({name(n) for n in other})}
+    return run
+
+
 def eager_passthrough(gm: torch.fx.GraphModule, example_inputs):
     return gm.forward
 
