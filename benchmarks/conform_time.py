@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,12 +45,16 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", default="inductor")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--keep", default=None, help="keep both legs' reports in this folder")
     args = parser.parse_args()
     result = {"backend": args.backend, "torch": torch.__version__, "cores": os.cpu_count(),
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     with tempfile.TemporaryDirectory(prefix="opspec-time-") as folder:
         for name, extra in LEGS.items():
             result[name] = run_leg(args.backend, extra, folder, name)
+            if args.keep:
+                os.makedirs(args.keep, exist_ok=True)
+                shutil.copy(os.path.join(folder, f"{name}.json"), args.keep)
             leg = result[name]
             print(f"{name}: exit {leg['exit']}, {leg['wall_s']} s wall, "
                   f"load {leg['load_before']} -> {leg['load_after']}, {leg['summary']}", flush=True)
