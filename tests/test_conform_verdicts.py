@@ -86,9 +86,9 @@ def test_a_delegates_pass_is_the_delegates_and_the_runtimes_right_answers_are_un
     assert report["executed"]["target"] == 1 and report["executed"]["runtime"] == 1 and code == 0
 
 
-def test_rows_in_another_dtype_ride_along_without_deciding_who_computed_the_case(tmp_path):
-    """remainder's float32 case also holds the backend to its integer rows, in the same graph; the delegate leaves
-    those to its runtime, which says nothing of float32: the case is the delegate's pass, every row run."""
+def test_rows_in_another_dtype_do_not_decide_who_computed_the_case(tmp_path):
+    """remainder's float32 case also holds the backend to its integer rows; the delegate leaves those to its
+    runtime, which says nothing of float32: the case is the delegate's pass, every row run."""
     code, report = run(tmp_path, "float_delegate", "remainder.Tensor")
     record = report["results"][0]
     assert (record["status"], record["executed"]) == ("pass", "target"), record.get("message")

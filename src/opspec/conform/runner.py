@@ -239,7 +239,7 @@ class CaseRunner:
             first = examples[0]
             replay.judge_example(self.backend, first, op, seed, compiled={})
             distance = evidence.distance(case.op, seen[before:])
-            if distance > level_distance:
+            if distance >= ride.distance:
                 level_repro, level_distance = self.repro(first, case, seed), distance
             ride.distance = 0 if distance >= ride.distance else ride.distance
         if rows_on:
@@ -256,8 +256,6 @@ class CaseRunner:
                 failed["examples"] = len(verdicts)
                 failed["special_case"] = {"row": special_rows.where(run.row), "says": run.row.says, "dtype": run.dtype}
                 return failed
-            if ride is not None and ride.distance and (run is None or run.distance < ride.distance):
-                ride.forget(seen)  # only rows in another dtype ran it there: not this case's level
             if run is not None and run.distance > level_distance:  # a row's program ran it farther from the target
                 level_repro = self.repro(run.example, case, seed, built_by=run.compiled_for,
                                          row=(special_rows.where(run.row), run.dtype, run.row.says) if run.row else None)

@@ -209,12 +209,10 @@ def rows_and_units(op, case: cases.Case, compiled: dict) -> tuple[list[RowRun], 
 
 
 class Ride:
-    """The rows riding on the case's first drawn program, as a backend for ``replay.judge``.
+    """The rows in the case's dtype riding on its first drawn program, as a backend for ``replay.judge``.
 
     The first program the runner has the backend compile becomes one graph: the drawn call, then every riding
-    unit's call on its own inputs, outputs flattened. Rows in another dtype ride too; where the graph ran the op
-    away from the backend's target and neither the drawn call nor a row in the case's dtype did on its own,
-    the runner forgets what the graph showed (who computes int64 says nothing of a float32 case). Each run of it returns the drawn call's output and keeps
+    unit's call on its own inputs, outputs flattened. Each run of it returns the drawn call's output and keeps
     the units' outputs of the first run (``results``), judged by :func:`check` afterwards. Where the shared
     graph does not build or run, the drawn program is compiled alone and the units run as if none rode
     (``results`` stays None); later programs are the backend's own.
@@ -223,18 +221,11 @@ class Ride:
     def __init__(self, backend, op, case: cases.Case):
         self.backend = backend
         self.runs, self.all_units = rows_and_units(op, case, {})
-        self.units = [u for u in self.all_units if not u[0].written and u[0].call.op not in cases.SYMBOLIC]
-        self.dtype = case.dtype
+        self.units = [u for u in self.all_units if not u[0].written and u[0].call.op not in cases.SYMBOLIC
+                      and _in_dtype(u[0], case.dtype)]
         self.results: list | None = None
         self.distance = 0  # how far from the target the shared program ran the op (set by the runner)
-        self.spans: list[tuple[int, int]] = []  # where what the shared program showed lies in the case's evidence
         self.used = not self.units
-
-    def forget(self, seen: list) -> None:
-        """Take what the shared program showed out of the case's evidence."""
-        for start, end in sorted(self.spans, reverse=True):
-            del seen[start:end]
-        self.spans = []
 
     def compile(self, program, inputs):
         if self.used:
@@ -252,7 +243,6 @@ class Ride:
         try:
             spec = _pytree.tree_flatten((program(*[t.clone() for t in inputs]), together(*row_inputs())))[1]
             built = self.backend.compile(shared, [*inputs, *row_inputs()])
-            self.spans.append((mark, len(seen or ())))
         except Exception:  # noqa: BLE001 - the rows then run on their own; the drawn program is judged alone
             _forget(seen, mark)
             return self.backend.compile(program, inputs)
@@ -263,7 +253,6 @@ class Ride:
                 mark = len(seen or ())
                 try:
                     drawn, rows = _pytree.tree_unflatten(list(built(*tensors, *row_inputs())), spec)
-                    self.spans.append((mark, len(seen or ())))  # a compile on first call (or a recompile)
                 except Exception:  # noqa: BLE001 - as above, found again by the program alone
                     _forget(seen, mark)  # what a program that did not run saw says nothing of the case
                     self.results = None
@@ -340,9 +329,8 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int,
             noted: list[str] = []
             (wrong.append(unit) if _wrong_rows(unit, result, noted) is not None else used.extend(noted))
         # a unit the shared program got wrong runs alone for its verdict; where the shared program ran the op
-        # away from the target, the units in the case's dtype alone too, until one shows it
-        own = [u for u in ridden if ride.distance and _in_dtype(u[0], case.dtype) and not any(u is w for w in wrong)]
-        for unit in [*wrong, *own]:
+        # away from the target, alone too, until one shows it (the drawn call may be what did)
+        for unit in [*wrong, *(u for u in ridden if ride.distance and not any(u is w for w in wrong))]:
             if farthest and farthest[0].distance >= ride.distance and not any(unit is w for w in wrong):
                 break
             failed = run_watched(unit)
