@@ -2,7 +2,8 @@
 
 Layers, each run only where the one before it left usable data:
 1. YAML syntax and JSON Schema (no torch) — :mod:`opspec.spec.load`;
-2. consistency inside the data (duplicates, lifecycle, closure, released digests);
+2. consistency inside the data (duplicates, lifecycle, closure, released digests, errata
+   against the sealed text and the rows they cite);
 3. facts about the installed torch (the op exists, its schema, functional-ness,
    implementations importable). An entry whose ``torch`` range excludes the
    installed torch is not checked against it: it gets one note saying it is absent.
@@ -18,7 +19,8 @@ from opspec.bridge import torch_ops, versions
 from opspec.checks import compatibility, special_cases
 from opspec.spec import compatibility as compatibility_policy
 from opspec.spec import formulas
-from opspec.spec import load, references, released, yamlio
+from opspec.spec import errata, load, references, released, yamlio
+from opspec.spec import special_cases as spec_cases
 from opspec.spec.errors import OpsetError
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
@@ -95,6 +97,7 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
     findings, missing = special_cases.validate_findings(root, opsets, use_torch)
     report.findings += findings
     report.missing += missing
+    report.findings += _check_errata(root, opsets, report)
     if use_torch:
         from opspec.checks import formulas as formula_check  # evaluating formulas needs torch
 
@@ -121,6 +124,18 @@ def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, Loa
             mark = _at(entry, "status", entry.mark) if entry is not None else Mark(str(clean_ops[newer].path), 1, 1)
             findings.append(Finding(mark, str(violation)))
     return findings
+
+
+def _check_errata(root: Path, opsets: list[Opset], report: Report) -> list[Finding]:
+    """The errata against the sealed versions and the special-case rows they cite (judged only on clean data)."""
+    found, problems, usable = errata.read(root)
+    report.unusable |= not usable
+    if problems or not opsets:
+        return problems
+    cases, case_problems = spec_cases.read(root=root)
+    if case_problems:
+        return []  # the rows' own findings are reported already; citations are judged on clean rows
+    return errata.findings(found, {opset.version: opset for opset in opsets}, cases)
 
 
 def _clean_opsets(root: Path, report: Report) -> list[Opset]:

@@ -34,6 +34,7 @@ from torch.utils import _pytree
 from opspec.conform import cases, evidence
 from opspec.conform.backends import CompileError
 from opspec.spec.errors import one_line
+from opspec.spec import special_cases as spec_cases
 from opspec.spec.special_cases import SpecialCase, load_special_cases
 from opspec.testing import special_cases as sc
 from opspec.testing import strategies
@@ -99,10 +100,10 @@ def row_at(place: str, says: str | None = None, op: str | None = None) -> Specia
     for row in rows:
         if where(row) == place and (says is None or row.says == says):
             return row
-    file = place.rsplit(":", 1)[0]
-    for row in rows:
-        if says is not None and row.says == says and where(row).rsplit(":", 1)[0] == file:
-            return row
+    found = spec_cases.find_row(all_rows(), Path(place.rsplit(":", 1)[0]).name, says, op if op in all_rows() else None) \
+        if says is not None else None
+    if found is not None:
+        return found
     raise LookupError(f"no special-case row at {place}" + (f" saying {says!r}" if says else ""))
 
 

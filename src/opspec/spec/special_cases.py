@@ -198,6 +198,13 @@ def read(paths: Iterable[Path] | None = None, root: Path | None = None) -> tuple
     return {op: tuple(rows) for op, rows in cases.items()}, findings
 
 
+def find_row(cases: dict[str, tuple[SpecialCase, ...]], file: str, says: str, op: str | None = None) -> SpecialCase | None:
+    """The row of ``file`` (a name in ``opset/special_cases/``) that ``says`` this, among ``op``'s rows where given:
+    a row is cited by its file and claim, which survive edits that move its line."""
+    rows = cases.get(op, ()) if op is not None else [row for found in cases.values() for row in found]
+    return next((row for row in rows if row.says == says and Path(row.mark.path).name == file), None)
+
+
 def load_special_cases(root: Path | None = None, paths: Iterable[Path] | None = None) -> dict[str, tuple[SpecialCase, ...]]:
     """op -> its rows, schema-checked; DataError naming file:line (and how many more problems) on bad data."""
     cases, findings = read(paths, root)

@@ -1,0 +1,161 @@
+"""Errata: corrections to the prose of released opset versions (``opset/errata.yaml``).
+
+A released version is sealed by its digest, but its prose can still be wrong about torch.
+An erratum names the version(s), the entry (a core op, or a decomposition rule by its op),
+the prose field, the sealed text that is wrong (``was``, a substring of the field), the text
+that replaces it where the prose is shown (``now``), and the special-case rows that show the
+truth, so the correction itself is checked against torch like every row. The sealed files
+are never edited; readers apply the errata when they show the prose.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from opspec.spec import load, resources, yamlio
+from opspec.spec import special_cases as spec_cases
+from opspec.spec.errors import Finding
+from opspec.spec.model import Opset
+from opspec.spec.yamlio import DataError, Mark
+
+FILE = "errata.yaml"
+SCHEMA = "errata.schema.json"
+# Fields holding a list of items: the items' own prose key.
+_LIST_FIELDS = {"exceptions.reason": ("exceptions", "reason"), "torch_targets.reason": ("torch_targets", "reason")}
+
+
+@dataclass(frozen=True)
+class RowRef:
+    """A special-case row cited by file name and claim (lines move; the claim names the row)."""
+
+    file: str
+    says: str
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class Erratum:
+    versions: tuple[str, ...]
+    kind: str  # "op" (a core op entry) or "rule" (a decomposition rule)
+    name: str
+    field: str
+    was: str
+    now: str
+    shown_by: tuple[RowRef, ...]
+    published: str
+    reason: str | None
+    mark: Mark
+    marks: Mapping[str, Mark]  # key -> where it stands, for findings at the key
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Erratum":
+        kind = "op" if "op" in data else "rule"
+        rows = data["shown_by"]
+        return cls(
+            versions=tuple(data["versions"]), kind=kind, name=data[kind], field=data["field"],
+            was=data["was"], now=data["now"],
+            shown_by=tuple(RowRef(row["file"], row["says"], yamlio.mark_of(rows, index)) for index, row in enumerate(rows)),
+            published=data["published"], reason=data.get("reason"), mark=yamlio.mark_of(data),
+            marks={key: yamlio.mark_of(data, key) for key in data},
+        )
+
+    def at(self, key: str) -> Mark:
+        return self.marks.get(key, self.mark)
+
+    @property
+    def where(self) -> str:
+        return f"{self.mark.path}:{self.mark.line}"
+
+
+def path(root: Path | None = None) -> Path:
+    return Path(root or resources.opset_root()) / FILE
+
+
+def read(root: Path | None = None) -> tuple[list[Erratum], list[Finding], bool]:
+    """(errata, findings, usable): the file's errata when it is clean; a missing file holds none.
+    ``usable`` is False when the file cannot be parsed at all."""
+    where = path(root)
+    if not where.is_file():
+        return [], [], True
+    loaded = load.read(where, SCHEMA)
+    if loaded.data is None:
+        return [], loaded.findings, False
+    if loaded.findings:
+        return [], loaded.findings, True
+    return [Erratum.from_dict(entry) for entry in loaded.data["errata"]], [], True
+
+
+def load_errata(root: Path | None = None) -> tuple[Erratum, ...]:
+    """Every erratum, schema-checked; DataError naming file:line on bad data."""
+    errata, findings, _ = read(root)
+    if findings:
+        raise DataError(findings[0].mark, findings[0].message)
+    return tuple(errata)
+
+
+def field_texts(raw: Mapping[str, Any], field: str) -> list[str]:
+    """The sealed text(s) of ``field`` in an entry's raw data (one per item for list fields)."""
+    if field in _LIST_FIELDS:
+        items, key = _LIST_FIELDS[field]
+        return [item[key] for item in raw.get(items) or () if isinstance(item.get(key), str)]
+    node: Any = raw
+    for step in field.split("."):
+        node = node.get(step) if isinstance(node, Mapping) else None
+    return [node] if isinstance(node, str) else []
+
+
+def entry_of(opset: Opset, erratum: Erratum):
+    """The core op or rule the erratum corrects in ``opset`` (None when the version has none)."""
+    return (opset.ops_by_name if erratum.kind == "op" else opset.rules_by_op).get(erratum.name)
+
+
+def findings(errata: Iterable[Erratum], opsets: Mapping[str, Opset],
+             cases: Mapping[str, tuple[spec_cases.SpecialCase, ...]]) -> list[Finding]:
+    """Each erratum against the data: released versions that hold the entry, ``was`` in the sealed field,
+    every cited row a row of the entry's op."""
+    found = []
+    for erratum in errata:
+        if erratum.was == erratum.now:
+            found.append(Finding(erratum.at("now"), f"{erratum.name}: now is the same text as was"))
+        for version in erratum.versions:
+            opset = opsets.get(version)
+            if opset is None:
+                known = ", ".join(opsets)
+                found.append(Finding(erratum.at("versions"), f"{erratum.name}: unknown opset version {version} (known: {known})"))
+                continue
+            if opset.info.status != "released":
+                found.append(Finding(erratum.at("versions"), f"{erratum.name}: opset {version} is a draft, not sealed; "
+                                                             "correct its files instead of writing an erratum"))
+                continue
+            entry = entry_of(opset, erratum)
+            if entry is None:
+                what = "core op" if erratum.kind == "op" else "decomposition rule for"
+                found.append(Finding(erratum.at(erratum.kind), f"opset {version} has no {what} {erratum.name}"))
+                continue
+            texts = field_texts(entry.raw, erratum.field)
+            if not texts:
+                found.append(Finding(erratum.at("field"), f"{erratum.name}: opset {version} has no {erratum.field}"))
+            elif not any(erratum.was in text for text in texts):
+                found.append(Finding(erratum.at("was"), f"{erratum.name}: was is not in the {erratum.field} of opset "
+                                                        f"{version}, which says: {texts[0]!r}"))
+        for row in erratum.shown_by:
+            if spec_cases.find_row(cases, row.file, row.says, erratum.name) is None:
+                found.append(Finding(row.mark, f"{erratum.name}: no special-case row of it in {row.file} says {row.says!r}"))
+    return found
+
+
+def for_entry(errata: Iterable[Erratum], version: str, kind: str, name: str) -> dict[str, list[Erratum]]:
+    """field -> the errata that correct it, for one entry of one version."""
+    found: dict[str, list[Erratum]] = {}
+    for erratum in errata:
+        if version in erratum.versions and erratum.kind == kind and erratum.name == name:
+            found.setdefault(erratum.field, []).append(erratum)
+    return found
+
+
+def corrected(text: str, errata: Iterable[Erratum]) -> str:
+    """The sealed text with each erratum's ``was`` replaced by its ``now``."""
+    for erratum in errata:
+        text = text.replace(erratum.was, erratum.now)
+    return text
