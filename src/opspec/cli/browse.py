@@ -5,7 +5,7 @@ import json
 
 from opspec.cli import UsageError
 from opspec.reports import browse
-from opspec.spec import load
+from opspec.spec import errata, load
 from opspec.spec.model import CATEGORIES, STATUSES
 
 
@@ -17,7 +17,11 @@ def add_parser(subparsers) -> None:
     ops.add_argument("--format", choices=("table", "json"), default="table")
     ops.set_defaults(func=run_ops)
 
-    show = subparsers.add_parser("show", help="show one core op or decomposed op in full")
+    show = subparsers.add_parser(
+        "show", help="show one core op or decomposed op in full",
+        description="Show one core op or decomposed op in full. Prose of a released version that an erratum "
+        "(opset/errata.yaml) corrects is shown corrected, with an ERRATUM line giving the text as released "
+        "and the special-case rows that show the truth.")
     show.add_argument("op", metavar="OP", help="e.g. aten::add.Tensor, add.Tensor or aten.add.Tensor")
     show.add_argument("--version", dest="opset_version", metavar="V", help="opset version (default: newest)")
     show.add_argument("--format", choices=("text", "json"), default="text")
@@ -41,9 +45,12 @@ def run_show(args) -> int:
         item = browse.lookup(opset, args.op)
     except KeyError as err:
         raise UsageError(err.args[0]) from None
+    corrections = errata.load_errata()
     if args.format == "json":
-        record = browse.op_record(item) if hasattr(item, "category") else browse.rule_record(item)
-        print(json.dumps(record, indent=2))
+        core = hasattr(item, "category")
+        record = browse.op_record(item) if core else browse.rule_record(item)
+        found = browse.erratum_records(corrections, opset.version, "op" if core else "rule", item.name if core else item.op)
+        print(json.dumps({**record, **({"errata": found} if found else {})}, indent=2))
     else:
-        print(browse.describe(opset, item))
+        print(browse.describe(opset, item, corrections))
     return 0

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
+from opspec.spec import errata as errata_mod
+from opspec.spec.errata import Erratum
 from opspec.spec.model import CoreOp, DecompositionRule, Opset, canonical_op_name
 
 if TYPE_CHECKING:
@@ -63,9 +65,16 @@ def lookup(opset: Opset, name: str) -> CoreOp | DecompositionRule:
     raise KeyError(f"{name} is neither a core op nor a decomposed op of opset {opset.version}{hint}")
 
 
-def describe(opset: Opset, item: CoreOp | DecompositionRule) -> str:
-    """A human-readable page for one op or rule."""
+def describe(opset: Opset, item: CoreOp | DecompositionRule, errata: Iterable[Erratum] = ()) -> str:
+    """A human-readable page for one op or rule; prose an erratum corrects is shown corrected, each erratum below it."""
     lines: list[str] = []
+    corrections = errata_mod.for_entry(errata, opset.version, "op" if isinstance(item, CoreOp) else "rule",
+                                       item.name if isinstance(item, CoreOp) else item.op)
+
+    def prose(field: str, label: str, text: str) -> None:
+        lines.append(f"  {label:{width}} {errata_mod.corrected(text, corrections.get(field, ()))}")
+        lines.extend(erratum_lines(corrections.get(field, ()), opset.version, "  " + " " * width + " "))
+
     if isinstance(item, CoreOp):
         lines += [
             f"{item.name}  [core, {item.status}, since {item.since}]",
@@ -76,11 +85,15 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule) -> str:
             lines.append(f"  deprecated: {item.deprecated}")
         if item.removed:
             lines.append(f"  removed:    {item.removed}")
-        lines.append(f"  rationale:  {item.rationale}")
+        width = 11
+        prose("rationale", "rationale:", item.rationale)
         for key, value in item.equivalents.items():
-            lines.append(f"  {key + ':':11} {value}")
+            if key == "notes":
+                prose("equivalents.notes", "notes:", value)
+            else:
+                lines.append(f"  {key + ':':11} {value}")
         for exception in item.exceptions:
-            lines.append(f"  exception ({exception.kind}): {exception.reason}")
+            prose("exceptions.reason", f"exception ({exception.kind}):", exception.reason)
         rule = opset.rules_by_op.get(item.name)
         if rule:
             lines.append(f"  lowering ({rule.kind}): {rule.formula} -> {', '.join(rule.targets)}")
@@ -90,8 +103,9 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule) -> str:
             f"  formula:        {item.formula}",
             f"  targets:        {', '.join(item.targets)}",
             f"  implementation: {item.implementation}",
-            f"  rationale:      {item.rationale}",
         ]
+        width = 15
+        prose("rationale", "rationale:", item.rationale)
     hints = item.testing
     if hints.dtypes:
         lines.append(f"  dtypes:     {', '.join(hints.dtypes)}")
@@ -99,7 +113,25 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule) -> str:
         lines.append(f"  domain:     {arg} in {interval}")
     if hints.tolerance:
         lines.append(f"  tolerance:  {dict(hints.tolerance.per_dtype)} ({hints.tolerance.reason})")
+    if hints.notes:
+        prose("testing.notes", "test notes:", hints.notes)
     return "\n".join(lines)
+
+
+def erratum_lines(errata: Iterable[Erratum], version: str, indent: str) -> list[str]:
+    """Under corrected prose: each erratum, the text as released, and the rows that show the truth."""
+    lines = []
+    for erratum in errata:
+        lines.append(f"{indent}ERRATUM ({erratum.published}, {erratum.where}): as released in {version}: \"{erratum.was}\"")
+        lines += [f"{indent}  shown by opset/special_cases/{row.file}: {row.says}" for row in erratum.shown_by]
+    return lines
+
+
+def erratum_records(errata: Iterable[Erratum], version: str, kind: str, name: str) -> list[dict[str, Any]]:
+    """The errata of one entry as JSON-ready data, for ``opspec show --format json``."""
+    return [{"field": e.field, "was": e.was, "now": e.now, "published": e.published,
+             "shown_by": [{"file": row.file, "says": row.says} for row in e.shown_by]}
+            for found in errata_mod.for_entry(errata, version, kind, name).values() for e in found]
 
 
 def coverage_table(report: "CoverageReport") -> str:

@@ -65,7 +65,8 @@ class Erratum:
 
     @property
     def where(self) -> str:
-        return f"{self.mark.path}:{self.mark.line}"
+        """``opset/errata.yaml:LINE``, as the repository spells it, whichever copy of the data was read."""
+        return f"opset/{FILE}:{self.mark.line}"
 
 
 def path(root: Path | None = None) -> Path:

@@ -19,9 +19,12 @@ from opspec.reports import changelog
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import compatibility_page, models_page, sanitize, scoreboard, version_matrix, xla_page
+from opspec.reports.site import errata as errata_mod
 from opspec.reports.site import special_cases as special_mod
 from opspec.reports.site import results as results_mod
+from opspec.spec import errata as spec_errata
 from opspec.spec import load, manifests, resources, special_cases as spec_cases, yamlio
+from opspec.spec.errata import Erratum
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace
 
@@ -151,6 +154,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                                 f"{ws.opset / load.DESCRIPTIONS}: the example of {name} fails: {err}")
 
     special, special_built, built_torch = _special_cases(ws, newest, run_examples, problems)
+    errata = _errata(ws, problems)
     special_matrix = special_mod.matrix_versions(ws.version_matrix)
 
     # One page per op and version: the newest version it appears in at ops/, older ones at VERSION/ops/.
@@ -186,6 +190,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
             base, _, overload = name.partition("::")[2].partition(".")
             for location in ("canonical",) if canonical else ("versioned",):
                 prefix = "../" if location == "canonical" else "../../"
+                page_of_rows = "" if location == "canonical" else f"{prefix}ops/{slugs[name]}.md"  # errata cite rows there
                 devices, matrix = _dtype_device_table(
                     records, hints.dtypes,
                     lambda r, prefix=prefix: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}")
@@ -202,6 +207,8 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
                     proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
                                for p in touching],
                     op_link=lambda n, prefix=prefix: op_link(n, prefix),
+                    prose=errata_mod.entry_prose(errata, opset.version, "op", name, page_of_rows),
+                    rule_prose=errata_mod.entry_prose(errata, opset.version, "rule", name, page_of_rows),
                     special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch,
                                                       results.for_op(name)),
                 )
@@ -252,6 +259,12 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
     for p in proposals:
         pages[f"proposals/{p.label}.md"] = _proposal_page(env, p, by_id, lambda n: op_link(n, "../"))
 
+    pages["errata.md"] = env.get_template("errata.md.j2").render(
+        front=_front(title="Errata"),
+        errata=[{"published": e.published, "versions": e.versions, "field": e.field, "was": e.was, "now": e.now,
+                 "entry": op_link(e.name, "") + (" (rule)" if e.kind == "rule" else ""),
+                 "rows": errata_mod.row_links(e, f"ops/{slugs[e.name]}.md") if e.name in slugs else ""}
+                for e in sorted(errata, key=lambda e: (e.published, e.name, e.field))])
     pages["torch-versions.md"] = env.get_template("torch_versions.md.j2").render(
         rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
     pages.update(scoreboard.pages(env, results, newest, slugs, ws.version_matrix,
@@ -289,6 +302,15 @@ def _special_cases(ws: Workspace, newest: Opset, run_rows: bool, problems: list[
     from opspec.checks import special_cases as check
 
     return cases, check.run_cases(cases, newest).status, torch_ops.version()
+
+
+def _errata(ws: Workspace, problems: list[str]) -> tuple[Erratum, ...]:
+    """The errata to apply where sealed prose is shown; bad data is a problem of the build (validate names it)."""
+    try:
+        return spec_errata.load_errata(ws.opset)
+    except yamlio.DataError as err:
+        problems.append(str(err))
+        return ()
 
 
 def _manifest_descriptions(folder: Path) -> dict[str, str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from opspec.reports.site import errata
 from opspec.spec.special_cases import SpecialCase
 
 
@@ -23,6 +24,7 @@ class Row:
     latitude: str
     checked: str
     backends: str = ""  # each published report's verdict on the row
+    anchor: str = ""  # the row's id on the page, which errata link to
 
 
 def row_key(case: SpecialCase) -> str:
@@ -102,5 +104,6 @@ def rows_for(cases: tuple[SpecialCase, ...], matrix: dict[str, list[str]], built
             latitude=(", ".join(map(literal, case.latitude.allowed)) + f": {case.latitude.reason}") if case.latitude else "—",
             checked="; ".join(checked) or "not checked yet (unchecked prose)",
             backends=backend_verdicts(case, records),
+            anchor=errata.row_anchor(case.says),
         ))
     return table
