@@ -55,7 +55,8 @@ class Erratum:
         return cls(
             versions=tuple(data["versions"]), kind=kind, name=data[kind], field=data["field"],
             was=data["was"], now=data["now"],
-            shown_by=tuple(RowRef(row["file"], row["says"], yamlio.mark_of(rows, index)) for index, row in enumerate(rows)),
+            shown_by=tuple(RowRef(row["file"], row["says"], yamlio.mark_of(row, "says", yamlio.mark_of(rows, index)))
+                           for index, row in enumerate(rows)),
             published=data["published"], reason=data.get("reason"), mark=yamlio.mark_of(data),
             marks={key: yamlio.mark_of(data, key) for key in data},
         )

@@ -1,0 +1,212 @@
+"""Errata for released versions: checked by `opspec validate`, shown by the site and `opspec show`, and the audit of
+the sealed prose against torch."""
+from __future__ import annotations
+
+import html
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from opspec_fixtures import on_tested_torch, reopen_newest, write_workspace
+
+from opspec.cli import main
+from opspec.reports.site import errata as site_errata
+from opspec.reports.site.generate import generate
+from opspec.spec import errata, load, resources, special_cases
+from opspec.spec.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+FINDING = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
+POW_WAS = "integer dtypes reject negative exponents"
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(number for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if needle in line)
+
+
+def errata_findings(out: str, path: Path) -> list[re.Match]:
+    return [m for m in map(FINDING.match, out.splitlines()) if m and Path(m["path"]) == path]
+
+
+def test_the_repository_errata_hold_against_the_sealed_text_and_the_rows():
+    found = errata.load_errata()
+    assert found, "opset/errata.yaml holds the published errata"
+    opsets = {info.version: load.load_opset(info.version) for info in load.load_versions()}
+    assert errata.findings(found, opsets, special_cases.load_special_cases()) == []
+
+
+def test_pow_tensor_tensor_note_is_corrected_by_an_erratum_citing_its_integer_rows():
+    [erratum] = [e for e in errata.load_errata() if e.name == "aten::pow.Tensor_Tensor" and e.field == "testing.notes"]
+    assert set(erratum.versions) == {"2026.11", "2026.12"} and erratum.was == POW_WAS
+    cases = special_cases.load_special_cases()
+    rows = [special_cases.find_row(cases, ref.file, ref.says, erratum.name) for ref in erratum.shown_by]
+    assert rows and all(row is not None and row.klass == "integer" for row in rows)
+    assert all(set(row.dtypes) <= {"int8", "int16", "int32", "int64", "uint8"} for row in rows)
+    for version in erratum.versions:
+        sealed = load.load_opset(version).ops_by_name[erratum.name].testing.notes
+        shown = errata.corrected(sealed, [erratum])
+        assert POW_WAS in sealed and POW_WAS not in shown and "without raising" in shown
+
+
+def test_the_cited_integer_rows_hold_on_torch():
+    """The correction is checked against torch through its rows, like every row."""
+    pytest.importorskip("torch")
+    from opspec.checks import special_cases as check
+
+    [erratum] = [e for e in errata.load_errata() if e.name == "aten::pow.Tensor_Tensor"]
+    cases = special_cases.load_special_cases()
+    cited = tuple(special_cases.find_row(cases, ref.file, ref.says, erratum.name) for ref in erratum.shown_by)
+    result = check.run_cases({erratum.name: cited}, load.load_opset())
+    assert result.findings == [] and result.checked >= 4  # one check per integer dtype of the row
+
+
+@pytest.fixture
+def opset_with_errata(opset_copy):
+    return opset_copy, opset_copy / "errata.yaml"
+
+
+@pytest.mark.parametrize("old, new, needle, message", [
+    (f"was: {POW_WAS}", "was: integer dtypes refuse negative exponents", "integer dtypes refuse",
+     "was is not in the testing.notes of opset 2026.11"),
+    ("says: Integer tensors to negative integer powers give 0", "says: Integer tensors to negative powers give 0",
+     "Integer tensors to negative powers give 0", "no special-case row of it in pointwise-binary.yaml says"),
+    ("- file: pointwise-binary.yaml\n        says: Integer tensors", "- file: reduction.yaml\n        says: Integer tensors",
+     "says: Integer tensors to negative integer powers", "no special-case row of it in reduction.yaml"),
+    ("op: aten::pow.Tensor_Tensor", "op: aten::pow.Tensor_Tensr", "aten::pow.Tensor_Tensr",
+     "opset 2026.11 has no core op aten::pow.Tensor_Tensr"),
+    ("field: testing.notes\n    was: integer dtypes", "field: rationale\n    was: integer dtypes", f"was: {POW_WAS}",
+     "was is not in the rationale of opset 2026.11"),
+])
+def test_a_wrong_erratum_is_refused_at_its_line(opset_with_errata, capsys, old, new, needle, message):
+    opset, path = opset_with_errata
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    assert code == 1
+    hits = [h for h in errata_findings(out, path) if message in h["message"]]
+    assert hits and all(int(h["line"]) == line_of(path, needle) for h in hits)
+    assert "Traceback" not in out
+
+
+def test_an_erratum_for_an_unknown_or_draft_version_is_refused(opset_with_errata, capsys):
+    opset, path = opset_with_errata
+    path.write_text(path.read_text().replace("versions: ['2026.11', '2026.12']", "versions: ['2026.11', '2026.10']", 1))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    assert code == 1 and "unknown opset version 2026.10" in out
+    path.write_text(path.read_text().replace("'2026.10'", "'2026.12'", 1))
+    newest = reopen_newest(opset)
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    assert code == 1
+    [hit, *_] = [h for h in errata_findings(out, path) if f"opset {newest} is a draft" in h["message"]]
+    assert int(hit["line"]) == line_of(path, "versions:")
+
+
+def test_bad_errata_yaml_is_one_line_with_its_place_and_exit_2(opset_with_errata, capsys):
+    opset, path = opset_with_errata
+    path.write_text(path.read_text() + "  - versions: [unclosed\n")
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    assert code == 2
+    [hit] = errata_findings(out, path)
+    assert "invalid YAML" in hit["message"] and int(hit["line"]) > 1
+    assert "Traceback" not in out
+
+
+def test_errata_schema_problems_point_at_the_key(opset_with_errata, capsys):
+    opset, path = opset_with_errata
+    path.write_text(path.read_text().replace("    published: '2026-11-26'\n", "    publishd: '2026-11-26'\n", 1))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    assert code == 1
+    hits = errata_findings(out, path)
+    assert any("unknown key 'publishd'" in h["message"] and int(h["line"]) == line_of(path, "publishd") for h in hits)
+    assert any("'published' is a required property" in h["message"] for h in hits)
+
+
+def test_show_prints_the_corrected_text_and_the_text_as_released(capsys):
+    code, out = run_cli(capsys, "show", "pow.Tensor_Tensor")
+    assert code == 0
+    notes = next(line for line in out.splitlines() if line.strip().startswith("test notes:"))
+    assert POW_WAS not in notes and "without raising" in notes
+    erratum_line = next(line for line in out.splitlines() if "ERRATUM" in line)
+    assert f'as released in {load.latest_version()}: "{POW_WAS}"' in erratum_line and "opset/errata.yaml:" in erratum_line
+    assert "shown by opset/special_cases/pointwise-binary.yaml: Integer tensors to negative integer powers" in out
+    code, out = run_cli(capsys, "show", "pow.Tensor_Tensor", "--format", "json")
+    assert code == 0 and f'"was": "{POW_WAS}"' in out
+
+
+ROWS = """ops:
+  aten::abs:
+    - says: The absolute value of negative zero is positive zero.
+      class: signed-zero
+      inputs: {self: ['-0.0']}
+      expect: ['+0.0']
+"""
+ERRATA = """errata:
+  - versions: ['2026.11']
+    op: aten::abs
+    field: rationale
+    was: is a building block
+    now: is a building block whose sign handling is checked
+    shown_by:
+      - file: pointwise-unary.yaml
+        says: The absolute value of negative zero is positive zero.
+    published: '2026-11-26'
+"""
+
+
+def test_the_op_page_marks_the_erratum_strikes_the_sealed_text_and_links_the_row(tmp_path):
+    root = write_workspace(tmp_path / "repo")
+    (root / "opset" / "special_cases").mkdir()
+    (root / "opset" / "special_cases" / "pointwise-unary.yaml").write_text(ROWS)
+    (root / "opset" / "errata.yaml").write_text(ERRATA)
+    generated = generate(Workspace(root), run_examples=False)
+    assert generated.problems == []
+    page = generated.pages["ops/aten-abs.md"]
+    why = page.split("## Why it is core", 1)[1].split("##", 1)[0]
+    anchor = site_errata.row_anchor("The absolute value of negative zero is positive zero.")
+    assert "<ins>is a building block whose sign handling is checked</ins>" in why
+    assert '<span class="opspec-erratum"><strong>Erratum</strong> (2026-11-26)' in why
+    assert "<del>is a building block</del>" in why and "as released in 2026.11" in why
+    assert f"(#{anchor})" in why and f'<a id="{anchor}"></a>' in page  # the link lands on the row
+    listing = html.unescape(generated.pages["errata.md"])
+    assert "<del>is a building block</del>" in listing and f"ops/aten-abs.md#{anchor}" in listing
+    # an op without errata shows its prose as sealed, unmarked
+    assert "Erratum" not in generated.pages["ops/aten-mul.Tensor.md"]
+
+
+def test_a_broken_errata_file_is_a_problem_of_the_site_build(tmp_path):
+    root = write_workspace(tmp_path / "repo")
+    (root / "opset" / "errata.yaml").write_text("errata: [unclosed\n")
+    generated = generate(Workspace(root), run_examples=False)
+    assert any("errata.yaml:" in problem and "invalid YAML" in problem for problem in generated.problems)
+
+
+def test_corrected_prose_escapes_every_part():
+    [erratum] = errata.load_errata(resources.opset_root())[:1]
+    shown = site_errata.prose(f"a <b> [link](javascript:x) {erratum.was} * tail", [erratum], "2026.12", "")
+    assert "<b>" not in shown and "&lt;b" in shown and "javascript:" not in shown
+    assert f"<ins>{site_errata.sanitize.inline(erratum.now)}</ins>" in shown and "\\* tail" in shown
+
+
+def test_the_audit_of_the_sealed_prose_leaves_no_false_claim_uncorrected():
+    """tools/audit_prose.py runs every behavioural claim of the newest version against torch: each false one is
+    corrected by an erratum or recorded as one no row can show."""
+    pytest.importorskip("torch")
+    if not on_tested_torch():
+        pytest.skip("the audited claims are about the torch the newest opset version was validated against")
+    spec = importlib.util.spec_from_file_location("audit_prose", ROOT / "tools" / "audit_prose.py")
+    audit = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = audit  # dataclasses look their module up while the file runs
+    try:
+        spec.loader.exec_module(audit)
+        assert audit.main(["--false-only"]) == 0
+    finally:
+        del sys.modules[spec.name]
