@@ -178,6 +178,8 @@ CLAIMS: list[Claim] = [
           lambda: raises(lambda: aten._local_scalar_dense(t([1.0, 2.0]))),
           no_row="a precondition the kernel does not check (a larger tensor reads as its first element); a row would hold "
                  "backends to that"),
+    Claim("aten::_local_scalar_dense", "testing.notes", "(shape [] or [1])",
+          lambda: raises(lambda: aten._local_scalar_dense(t([[3.0]])))),
     Claim("aten::_log_softmax", "testing.notes", "half_to_float=True is CUDA-only",
           lambda: raises(lambda: aten._log_softmax(torch.randn(3, dtype=F16), 0, True))),
     Claim("aten::_softmax", "testing.notes", "half_to_float=True is only accepted on CUDA with float16 input (the CPU kernel raises)",
