@@ -71,9 +71,10 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule, errata: Iterable[Er
     corrections = errata_mod.for_entry(errata, opset.version, "op" if isinstance(item, CoreOp) else "rule",
                                        item.name if isinstance(item, CoreOp) else item.op)
 
-    def prose(field: str, label: str, text: str) -> None:
-        lines.append(f"  {label:{width}} {errata_mod.corrected(text, corrections.get(field, ()))}")
-        lines.extend(erratum_lines(corrections.get(field, ()), opset.version, "  " + " " * width + " "))
+    def prose(field: str, label: str, text: str, width: int = 11) -> None:
+        applied = [e for e in corrections.get(field, ()) if e.was in text]
+        lines.append(f"  {label:{width}} {errata_mod.corrected(text, applied)}")
+        lines.extend(erratum_lines(applied, opset.version, " " * (width + 3)))
 
     if isinstance(item, CoreOp):
         lines += [
@@ -85,7 +86,6 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule, errata: Iterable[Er
             lines.append(f"  deprecated: {item.deprecated}")
         if item.removed:
             lines.append(f"  removed:    {item.removed}")
-        width = 11
         prose("rationale", "rationale:", item.rationale)
         for key, value in item.equivalents.items():
             if key == "notes":
@@ -104,15 +104,14 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule, errata: Iterable[Er
             f"  targets:        {', '.join(item.targets)}",
             f"  implementation: {item.implementation}",
         ]
-        width = 15
-        prose("rationale", "rationale:", item.rationale)
+        prose("rationale", "rationale:", item.rationale, width=15)
     hints = item.testing
     if hints.dtypes:
         lines.append(f"  dtypes:     {', '.join(hints.dtypes)}")
     for arg, interval in hints.domain.items():
         lines.append(f"  domain:     {arg} in {interval}")
     if hints.tolerance:
-        lines.append(f"  tolerance:  {dict(hints.tolerance.per_dtype)} ({hints.tolerance.reason})")
+        prose("testing.tolerance.reason", "tolerance:", f"{dict(hints.tolerance.per_dtype)} ({hints.tolerance.reason})")
     if hints.notes:
         prose("testing.notes", "test notes:", hints.notes)
     return "\n".join(lines)
