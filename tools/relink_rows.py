@@ -1,7 +1,7 @@
 """Point the committed reports and expectations at the special-case rows' current lines.
 
 Rows are cited as ``opset/special_cases/FILE:LINE``; a row inserted above another moves
-it. Each record that failed on (or was repro'd from) a row also keeps the row's claim
+it. Benchmark results keep only messages, which state each row's claim after its place. Each record that failed on (or was repro'd from) a row also keeps the row's claim
 (``special_case.says``), so its row is found again by file and claim, and every
 mention of the old place in that record (its row, message and repro) and in its
 backend's expectation reasons for that op is rewritten to the new one.
@@ -23,6 +23,7 @@ from opspec.conform import special_rows  # noqa: E402
 from opspec.spec.special_cases import find_row  # noqa: E402
 
 PREFIX = "opset/special_cases/"
+MESSAGE = re.compile(r"special case (opset/special_cases/[\w.-]+\.yaml:\d+) \(([\w]+)\): (.+?\.):")
 STATED = re.compile(r"special case (opset/special_cases/[\w.-]+\.yaml:\d+) ")
 
 
@@ -70,11 +71,28 @@ def relink_entries(text: str, found: dict[tuple[str, str], str]) -> str:
     return "".join(blocks)
 
 
+def relink_messages(text: str) -> str:
+    """Messages that state a row's place and claim (``special case PLACE (dtype): CLAIM:``), pointed at the row
+    of that file that makes the claim now (benchmark results keep messages, not records)."""
+    def current(match: re.Match) -> str:
+        file = match.group(1).removeprefix(PREFIX).rsplit(":", 1)[0]
+        row = find_row(special_rows.all_rows(), file, match.group(3))
+        return match.group(0) if row is None else match.group(0).replace(match.group(1), special_rows.where(row))
+    return MESSAGE.sub(current, text)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     changed = []
+    for path in sorted((ROOT / "benchmarks" / "results").glob("*.json")):
+        text = path.read_text()
+        if relink_messages(text) != text:
+            changed.append(path)
+            print(f"{path.relative_to(ROOT)}: moved rows in messages")
+            if not args.check:
+                path.write_text(relink_messages(text))
     for path in sorted((ROOT / "conformance" / "results").glob("*.json")):
         report = json.loads(path.read_text())
         found = moves(report)
