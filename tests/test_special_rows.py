@@ -172,3 +172,19 @@ def test_a_row_the_shared_program_gets_wrong_runs_again_without_the_others_and_f
     assert failed["status"] == "fail" and "pointwise-unary.yaml:3" in failed["message"]
     # alone, on the drawn program its compile key matches (the repro rebuilds that program), no compile of its own
     assert run.row.mark.line == 3 and run.compiled_for is drawn and backend.compiles == 1
+
+
+def test_a_batch_of_rows_that_errors_is_blamed_on_the_row_that_errors_alone(monkeypatch):
+    """Pointwise rows share one call; when that call errors, each row runs alone, so the row named (and its repro)
+    is one that errors by itself."""
+    rows = (_row([0.0, -1.0, 1.0]), _row([0.0, -1.0, 1.0], line=9, inputs=("nan", -3.0, 5.0)))
+    monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::sign": rows})
+
+    def refuses_fives(x):
+        if bool((x == 5.0).any()):
+            raise RuntimeError("refused")
+        return torch.sign(x)
+    failed, run, _ = special_rows.check(Backend(refuses_fives), _sign_op(), CASE, {}, budget=2)
+    assert failed["status"] == "run-error" and run.row.mark.line == 9 and run.example.inputs[0].numel() == 3
+    assert special_rows.failure(Backend(refuses_fives), run.example, special_rows.where(run.row), "float32",
+                                run.row.says)["status"] == "run-error"

@@ -374,18 +374,27 @@ def run_unit(backend, compiled: dict, unit, used: list[str], built_by: dict | No
     if built is not None and built_by.get(example.key) is not None and built_by[example.key] is not example:
         group = [dataclasses.replace(run, compiled_for=built_by[example.key]) for run in group]
         unit = (example, group, batch)
+    def erred(status: str, message: str) -> tuple:
+        if batch is not None:  # which row: each alone, as the repro will run it; else the batch's own call
+            for run in group:
+                failed = run_unit(backend, compiled, (run.example, [run], None), used, built_by)
+                if failed is not None:
+                    return failed
+        shown = dataclasses.replace(group[0], example=example) if batch is not None else group[0]
+        return {"status": status, "message": f"{place}: {message}"}, shown, {}
+
     if built is None:
         built_by[example.key] = example
         try:
             built = compiled[example.key] = backend.compile(example.program(), example.fresh_inputs())
         except CompileError as err:
-            return {"status": "compile-error", "message": f"{place}: {err}"}, group[0], {}
+            return erred("compile-error", str(err))
         except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
-            return {"status": "compile-error", "message": f"{place}: {one_line(err)}"}, group[0], {}
+            return erred("compile-error", one_line(err))
     try:
         result = built(*example.fresh_inputs())
     except Exception as err:  # noqa: BLE001
-        return {"status": "run-error", "message": f"{place}: {one_line(err)}"}, group[0], {}
+        return erred("run-error", one_line(err))
     wrong = _wrong_rows(unit, result, used)
     if wrong is not None:
         run, verdict = wrong
