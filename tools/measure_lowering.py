@@ -46,11 +46,17 @@ device with the reason (on CPU, ``cumsum``: the C++ backend has no scan).
 
 - xla: PyTorch/XLA's own counters decide. Each op is drawn (as conform draws it),
   run on the XLA device (``PJRT_DEVICE=CPU`` unless set) and read back, with
-  ``torch_xla.debug.metrics`` cleared before each run: an op that
-  ``executed_fallback_ops()`` names for every drawn input is listed under fallback
-  (PyTorch/XLA ran its ATen CPU kernel: its debugging tool prints it as
-  "Op(s) not lowered: aten::..."); one it names for some inputs only is lowered
-  with a note saying for how many; the others are lowered. An op that cannot be
+  ``torch_xla.debug.metrics`` cleared before each run. Each drawn input runs twice:
+  as drawn, and with its constant arguments at their schema defaults (what
+  exported models mostly pass: ``linear`` is ``addmm`` with ``beta`` and ``alpha``
+  at 1, while drawn calls set them). An op that ``executed_fallback_ops()`` names
+  at the defaults for every drawn input is listed under fallback (PyTorch/XLA ran
+  its ATen CPU kernel: its debugging tool prints it as "Op(s) not lowered:
+  aten::..."); one it names for some inputs only is lowered with a note saying for
+  how many; the others are lowered. An op lowered at its defaults that falls back
+  as drawn is lowered with ``fallback_args``: the arguments that, each set alone on
+  the defaults call, make it fall back (all the set ones when none does alone), so
+  ``opspec coverage`` flags only the model calls that set one. An op that cannot be
   drawn or run keeps what the dispatcher says: a kernel for the XLA key (or a
   CompositeImplicitAutograd one) is lowered, with a note that it was not run; no
   kernel at all means the boxed fallback. ``openxla`` uses the same manifest. Needs
@@ -73,7 +79,7 @@ import functools
 import importlib.metadata
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -83,7 +89,7 @@ from opspec.spec import atomic, load, manifests, resources, yamlio
 
 HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
 EAGER_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
-Verdict = tuple[str, str]  # ("lowered" | "fallback", note or reason)
+Verdict = tuple  # ("lowered" | "fallback", note or reason[, the entry's other fields])
 
 
 def core_ops(version: str) -> list[str]:
@@ -177,52 +183,94 @@ def _drawn_op(name: str, version: str):
                                                                     "", "")
 
 
-def xla_fallbacks(name: str, version: str) -> tuple[int, int, set[str]]:
-    """(drawn inputs run, runs that fell back, the fallback ops XLA named) for ``name`` on the XLA device."""
+@dataclass
+class XlaRuns:
+    """What PyTorch/XLA's counters showed for one op's drawn inputs, each run as drawn and at its defaults."""
+    runs: int = 0  # drawn inputs that ran
+    fell_back: int = 0  # ... whose call at the default arguments fell back (as drawn where XLA refused the defaults)
+    only_at_defaults: int = 0  # ... of those, the ones that ran in XLA as drawn
+    named: set = field(default_factory=set)  # the fallback ops the counters named
+    args: dict = field(default_factory=dict)  # argument -> a drawn value with which the op fell back, lowered at defaults
+
+
+def xla_fallbacks(name: str, version: str) -> XlaRuns:
+    """Each drawn input of ``name`` run on the XLA device as drawn and with its constant arguments at their schema
+    defaults (what exported models mostly pass). Where only the drawn settings fall back, each set argument alone on
+    the defaults call names the ones that do (all of them when none does alone)."""
     from opspec.conform import cases
     from opspec.conform.backends import xla
     from opspec.testing import strategies
+    from opspec.testing.strategies.defaults import at_defaults, set_arguments, with_settings
 
     op = _drawn_op(name, version)
     dtype = cases.dtype_name(strategies.dtypes_under_test(name, op.testing)[0])
     examples = cases.draw(op, dtype, "cpu", max_examples=4, max_compiles=4, seed=0, edges=False)
     metrics = xla._metrics()
     packet = name.split(".")[0]
-    runs = fell_back = 0
-    named: set[str] = set()
-    failure = None
-    for example in examples:
+
+    def fallbacks(call) -> set[str]:
+        """The op's fallback ops (by packet) the counters name for one run of ``call``; raises what the run raises."""
+        example = cases.Example.of(call)
         metrics.clear_all()
+        xla.on_device(example.program())(*example.fresh_inputs())
+        return {f for f in xla.executed(metrics.counter_names(), metrics.executed_fallback_ops())[1]
+                if f.split(".")[0] == packet}
+
+    def tried(call) -> set[str] | None:  # None: XLA refused the call
         try:
-            xla.on_device(example.program())(*example.fresh_inputs())
+            return fallbacks(call)
+        except Exception:  # noqa: BLE001 - a setting XLA refuses says nothing of where the others run
+            return None
+
+    found, failure = XlaRuns(), None
+    for example in examples:
+        try:
+            drawn = fallbacks(example.call)
         except Exception as err:  # noqa: BLE001 - an input XLA refuses says nothing of where the others run
             failure = failure or err
             continue
-        _, fallbacks = xla.executed(metrics.counter_names(), metrics.executed_fallback_ops())
-        runs += 1
-        mine = {f for f in fallbacks if f.split(".")[0] == packet}
-        fell_back += bool(mine)
-        named |= mine
-    if not runs and failure is not None:
+        settings = set_arguments(torch_ops.all_aten_schemas()[name], example.call.args, example.call.kwargs)
+        defaults = at_defaults(example.call)
+        at_default = tried(defaults) if settings else drawn
+        at_default = drawn if at_default is None else at_default
+        found.runs += 1
+        found.fell_back += bool(at_default)
+        found.only_at_defaults += bool(at_default) and not drawn
+        found.named |= drawn | at_default
+        if drawn and not at_default:  # lowered at the defaults: which set argument makes it fall back
+            alone = {arg: value for arg, value in settings.items() if tried(with_settings(defaults, {arg: value}))}
+            for arg, value in (alone or settings).items():
+                found.args.setdefault(arg, value)
+    if not found.runs and failure is not None:
         raise failure
-    return runs, fell_back, named
+    return found
 
 
 def measure_xla_with(version: str) -> Callable:
     torch = torch_ops.torch_module()
+    from opspec.testing.strategies.call import python_literal
 
     def measure(op) -> Verdict:
         name = torch_ops.op_name(op)
         try:
-            runs, fell_back, named = xla_fallbacks(name, version)
+            found = xla_fallbacks(name, version)
         except Exception as err:  # noqa: BLE001 - an op that cannot be run keeps the dispatcher's word
-            runs, why = 0, f"{type(err).__name__}: {str(err).splitlines()[0][:100] if str(err) else ''}"
+            found, why = XlaRuns(), f"{type(err).__name__}: {str(err).splitlines()[0][:100] if str(err) else ''}"
+        runs, fell_back, named = found.runs, found.fell_back, ", ".join(sorted(found.named))
         if runs and fell_back == runs:
-            return "fallback", (f"PyTorch/XLA runs its ATen CPU kernel (every drawn input; executed_fallback_ops: "
-                                f"{', '.join(sorted(named))})")
-        if runs and fell_back:
-            return "lowered", (f"lowered, but PyTorch/XLA runs the ATen CPU kernel for {fell_back} of {runs} drawn "
-                               f"inputs (executed_fallback_ops: {', '.join(sorted(named))})")
+            where = (f"at its default arguments; {found.only_at_defaults} ran in XLA as drawn"
+                     if found.only_at_defaults else "")
+            return "fallback", (f"PyTorch/XLA runs its ATen CPU kernel (every drawn input{' ' if where else ''}{where}; "
+                                f"executed_fallback_ops: {named})")
+        some = f"for {fell_back} of {runs} drawn inputs" if fell_back else ""
+        if found.args:
+            settings = " or ".join(f"{arg} (measured: {python_literal(value)})" for arg, value in sorted(found.args.items()))
+            also = f"; also at the defaults {some}" if some else ""
+            return "lowered", (f"lowered at its default arguments; PyTorch/XLA runs the ATen CPU kernel when a call "
+                               f"sets {settings}{also} (executed_fallback_ops: {named})"), \
+                {"fallback_args": sorted(found.args)}
+        if some:
+            return "lowered", f"lowered, but PyTorch/XLA runs the ATen CPU kernel {some} (executed_fallback_ops: {named})"
         if runs:
             return "lowered", ""
         if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "XLA"):
@@ -388,9 +436,10 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
     on_device = device_fallbacks(backend, [n for n in names if verdicts[n][0] == "lowered"], devices, version)
     lowered, fallback, unsupported = [], [], []
     for name in names:
-        verdict, text = verdicts[name]
+        verdict, text, *fields = verdicts[name]
         if verdict == "lowered":
-            entry = {"op": name, **({"note": text} if text else {}), **({"fallback_on": on_device[name]} if name in on_device else {})}
+            entry = {"op": name, **({"note": text} if text else {}), **(fields[0] if fields else {}),
+                     **({"fallback_on": on_device[name]} if name in on_device else {})}
             lowered.append(entry if len(entry) > 1 else name)
         else:
             (fallback if verdict == "fallback" else unsupported).append({"op": name, "reason": text})

@@ -133,16 +133,30 @@ def count_ops(graph_module) -> Counter:
     Python's ``operator`` functions (tuple indexing, size arithmetic) run on the host,
     not on the backend, so they are not ops.
     """
-    counts: Counter = Counter()
+    return Counter(_target_name(node.target) for node in _op_nodes(graph_module))
+
+
+def _op_nodes(graph_module):
     for submodule in graph_module.modules():
         graph = getattr(submodule, "graph", None)
         if graph is None:
             continue
         for node in graph.nodes:
-            if node.op != "call_function" or getattr(node.target, "__module__", None) == "_operator":
-                continue
-            counts[_target_name(node.target)] += 1
-    return counts
+            if node.op == "call_function" and getattr(node.target, "__module__", None) != "_operator":
+                yield node
+
+
+def settings_by_op(graph_module) -> dict[str, frozenset[str]]:
+    """op -> the arguments some call of it in the graph sets away from their schema defaults
+    (a backend may lower an op at its defaults only: PyTorch/XLA's ``addmm`` with ``beta`` or ``alpha`` set)."""
+    from opspec.testing.strategies.defaults import set_arguments
+
+    found: dict[str, set[str]] = {}
+    for node in _op_nodes(graph_module):
+        if hasattr(node.target, "_schema"):
+            found.setdefault(_target_name(node.target), set()).update(
+                set_arguments(node.target._schema, node.args, node.kwargs))
+    return {op: frozenset(names) for op, names in found.items()}
 
 
 def _target_name(target) -> str:
@@ -166,18 +180,21 @@ def opset_class(op: str, opset: Opset) -> tuple[str, str]:
 
 
 def classify(counts: Counter, opset: Opset, manifests: list[BackendManifest] | BackendManifest | None = None,
-             model: str = "", device: str = "cpu") -> Report:
+             model: str = "", device: str = "cpu", settings: dict[str, frozenset[str]] | None = None) -> Report:
+    """``settings``: op -> the arguments its calls set away from their defaults (``settings_by_op``); without
+    it, the calls may set any (the manifest's verdict for an arbitrary call)."""
     if isinstance(manifests, BackendManifest):
         manifests = [manifests]
     manifests = list(manifests or [])
     uses = []
     for op, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         status, note = opset_class(op, opset)
-        backends = {m.backend: m.status(op, device) for m in manifests}
+        backends = {m.backend: m.status(op, device, None if settings is None else settings.get(op)) for m in manifests}
         uses.append(OpUse(op, count, status, backends, note))
     return Report(model, opset.version, tuple(m.backend for m in manifests), device, tuple(uses))
 
 
 def coverage(example: ExampleModel, opset: Opset, table: dict, manifests=None, name: str = "", device: str = "cpu") -> Report:
     exported = export_decomposed(example, table)
-    return classify(count_ops(exported.graph_module), opset, manifests, name, device)
+    return classify(count_ops(exported.graph_module), opset, manifests, name, device,
+                    settings_by_op(exported.graph_module))

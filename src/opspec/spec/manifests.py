@@ -49,6 +49,8 @@ class BackendManifest:
     devices: tuple[str, ...] = ()  # devices the per-device facts were measured on
     evidence: tuple[str, ...] = ()  # the conformance reports whose execution evidence decided the ops they ran
     extern_kernels: tuple[str, ...] = ()  # ops the backend can hand to an extern kernel (class extern-kernel)
+    # lowered ops that fall back when a call sets one of these arguments away from its schema default: op -> names
+    fallback_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
@@ -67,14 +69,25 @@ class BackendManifest:
             unsupported={_op_of(e): _reason_of(e) for e in data.get("unsupported", ())},
             evidence=tuple(data.get("evidence", ())),
             extern_kernels=tuple(data.get("extern_kernels", ())),
+            fallback_args={e["op"]: tuple(e["fallback_args"]) for e in data["lowered"]
+                           if isinstance(e, dict) and e.get("fallback_args")},
         )
 
-    def status(self, op: str, device: str | None = None) -> tuple[str, str]:
-        """("lowered" | "fallback" | "unsupported" | "undeclared", note) for one op, on ``device`` when given."""
+    def status(self, op: str, device: str | None = None, settings: Collection[str] | None = None) -> tuple[str, str]:
+        """("lowered" | "fallback" | "unsupported" | "undeclared", note) for one op, on ``device`` when given.
+
+        ``settings``: the arguments the calls in question set away from their schema defaults (a model's graph);
+        None for calls that may set any (conform's drawn calls). An op lowered at its defaults that falls back
+        when some arguments are set (``fallback_args``) is a fallback only for calls that set one of them."""
         if op in self.lowered:
             reason = self.fallback_on.get(op, {}).get(device) if device else None
             if reason:
                 return "fallback", f"on {device}: {reason}"
+            args = self.fallback_args.get(op, ())
+            named = [a for a in args if settings is None or a in settings]
+            if named:
+                which = " or ".join(named) if settings is None else ", ".join(named)
+                return "fallback", f"{'when a call sets' if settings is None else 'the calls set'} {which}: {self.lowered[op]}"
             return "lowered", self.lowered[op]
         if op in self.fallback:
             return "fallback", self.fallback[op]
