@@ -49,7 +49,8 @@ def test_manifest_and_report_agree_on_every_op(manifest_path, report_path):
         if record["status"] == "fallback":
             assert status == "fallback", record["op"]
         if record.get("executed") in ("target", "backend") and record["status"] == "pass":
-            assert status == "lowered", record["op"]
+            # lowered, at least for calls at its default arguments (a drawn call may set those that fall back)
+            assert manifest.status(record["op"], record["device"], frozenset())[0] == "lowered", record["op"]
     # the report's lowering section is the manifest's word, op by op
     section = report["lowering"]
     for op, entry in section["ops"].items():

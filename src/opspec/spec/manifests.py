@@ -190,6 +190,7 @@ def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | st
         return findings + [Finding(yamlio.mark_of(data, "opset"), opset)]
     names = sorted(opset.core_names() | set(opset.rules_by_op) | set(opset.bookkeeping_by_name))
     measured = set(data.get("devices", ()))
+    opset_schemas = {op.name: op.schema for op in opset.ops} | {op.name: op.schema for op in opset.bookkeeping}
     seen: dict[str, Mark] = {}
     for key in ("lowered", "fallback", "unsupported"):
         entries = data.get(key, ())
@@ -203,8 +204,30 @@ def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | st
             for device in (entry.get("fallback_on") or {}) if isinstance(entry, dict) else ():
                 if device not in measured:
                     findings.append(Finding(mark, f"{op}: fallback_on names device {device!r}, which the manifest's devices do not list"))
+            schema = opset_schemas.get(op) or (known_ops.get(op) if isinstance(known_ops, Mapping) else None)
+            named = entry.get("fallback_args", ()) if isinstance(entry, dict) else ()
+            strangers = [a for a in named if schema and a not in defaulted_arguments(schema)]
+            if strangers:
+                findings.append(Finding(mark, f"{op}: fallback_args names {', '.join(strangers)}, not an argument "
+                                              f"with a default in {schema}"))
             if op in seen:
                 findings.append(Finding(mark, f"{op} is listed twice (first at line {seen[op].line})"))
             else:
                 seen[op] = mark
     return findings
+
+
+def defaulted_arguments(schema: str) -> set[str]:
+    """The names of the arguments with a default in a schema as torch prints it (no torch needed): the settings
+    a call may leave out (``aten::addmm(Tensor self, ..., *, Scalar beta=1, Scalar alpha=1) -> Tensor``)."""
+    inside = schema[schema.index("(") + 1:schema.rindex(") ->")]
+    parts, depth, current = [], 0, []
+    for char in inside:
+        depth += (char in "([") - (char in ")]")
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return {part.split("=")[0].split()[-1] for part in parts if "=" in part}
