@@ -121,7 +121,9 @@ def stand_in(tmp_path, monkeypatch):
             monkeypatch.delitem(sys.modules, name)
         return tmp_path / "site"
 
-    return install
+    yield install
+    for name in [m for m in sys.modules if m.startswith("torch_xla")]:  # what the test imported of the stand-in
+        del sys.modules[name]
 
 
 def conform(tmp_path: Path, backend: str, ops: str) -> dict:
@@ -261,3 +263,12 @@ def test_real_xla_counts_nonzero_as_a_fallback(tmp_path):
     assert results["aten::sin"]["status"] == "pass"
     assert results["aten::nonzero"]["status"] == "fallback"
     assert results["aten::nonzero"]["evidence"]["pytorch_ops"] == ["aten::nonzero"]
+
+
+@real
+def test_real_xla_lowers_addmm_at_its_defaults_only():
+    from opspec.bridge import torch_ops
+    from opspec.spec import load
+
+    status, note, fields = measuring_tool()["measure_xla_with"](load.latest_version())(torch_ops.resolve("aten::addmm"))
+    assert status == "lowered" and fields == {"fallback_args": ["alpha", "beta"]}, note
