@@ -188,7 +188,7 @@ class XlaRuns:
     """What PyTorch/XLA's counters showed for one op's drawn inputs, each run as drawn and at its defaults."""
     runs: int = 0  # drawn inputs that ran
     fell_back: int = 0  # ... whose call at the default arguments fell back (as drawn where XLA refused the defaults)
-    only_at_defaults: int = 0  # ... of those, the ones that ran in XLA as drawn
+    only_at_defaults: int = 0  # ... of those, the ones that showed no fallback as drawn
     named: set = field(default_factory=set)  # the fallback ops the counters named
     args: dict = field(default_factory=dict)  # argument -> a drawn value with which the op fell back, lowered at defaults
 
@@ -258,7 +258,7 @@ def measure_xla_with(version: str) -> Callable:
             found, why = XlaRuns(), f"{type(err).__name__}: {str(err).splitlines()[0][:100] if str(err) else ''}"
         runs, fell_back, named = found.runs, found.fell_back, ", ".join(sorted(found.named))
         if runs and fell_back == runs:
-            where = (f"at its default arguments; {found.only_at_defaults} ran in XLA as drawn"
+            where = (f"at its default arguments; {found.only_at_defaults} showed no fallback as drawn"
                      if found.only_at_defaults else "")
             return "fallback", (f"PyTorch/XLA runs its ATen CPU kernel (every drawn input{' ' if where else ''}{where}; "
                                 f"executed_fallback_ops: {named})")
