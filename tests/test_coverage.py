@@ -303,16 +303,20 @@ def test_manifest_fallback_args_must_be_arguments_with_defaults(tmp_path, opset)
           - op: aten::convolution
             fallback_args: [groups]
           - op: aten::sub.Tensor
-            fallback_args: [alpha]
+            fallback_args: [alpha, other:bool]
+          - op: aten::index.Tensor
+            fallback_args: [indices:bool, mask:bool]
         fallback: []
         """,
     )
     messages = {f.mark.line: f.message for f in manifests.manifest_findings(tmp_path, lambda version: opset)}
+    tail = "not an argument with a default (NAME) or an argument (NAME:DTYPE) of"
     assert messages == {
-        5: "aten::addmm: fallback_args names gamma, not an argument with a default in aten::addmm(Tensor self, "
+        5: f"aten::addmm: fallback_args names gamma, {tail} aten::addmm(Tensor self, "
            "Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-        7: f"aten::convolution: fallback_args names groups, not an argument with a default in "
-           f"{opset.ops_by_name['aten::convolution'].schema}",  # groups has no default: a model always sets it
+        # groups has no default: a model always sets it
+        7: f"aten::convolution: fallback_args names groups, {tail} {opset.ops_by_name['aten::convolution'].schema}",
+        11: f"aten::index.Tensor: fallback_args names mask:bool, {tail} {opset.ops_by_name['aten::index.Tensor'].schema}",
     }
 
 

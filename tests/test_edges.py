@@ -105,6 +105,16 @@ def test_a_call_s_settings_are_its_constants_away_from_the_schema_defaults():
     assert reset.kwargs == {"beta": 1, "alpha": 1} and reset.args == (b, m1, m2)
 
 
+def test_a_call_s_tensor_arguments_are_named_with_their_dtypes():
+    from opspec.bridge.torch_ops import all_aten_schemas
+    from opspec.testing.strategies.defaults import dtype_tokens
+
+    index = all_aten_schemas()["aten::index.Tensor"]
+    x = torch.ones(3, 2)
+    assert dtype_tokens(index, (x, [torch.tensor([True, False, True])]), {}) == {"self:float32", "indices:bool"}
+    assert dtype_tokens(index, (x, [None, torch.tensor([0])]), {}) == {"self:float32", "indices:int64"}
+
+
 @pytest.mark.parametrize("op", ["aten::clamp", "aten::sigmoid", "aten::div.Tensor_mode"])
 def test_draw_adds_edges_without_more_compile_keys_and_is_deterministic(op):
     definition = cached_opset(None).ops_by_name[op]

@@ -228,6 +228,32 @@ def test_an_op_lowered_at_its_defaults_is_not_reported_not_lowered(stand_in):
     assert coverage.classify(Counter({"aten::addmm": 1}), opset, manifest).not_lowered("xla") == ["aten::addmm"]
 
 
+def test_an_op_lowered_for_integer_indices_is_not_reported_for_them():
+    import torch
+
+    from opspec.bridge import decomp_table
+    from opspec.checks import coverage
+    from opspec.spec import load
+    from opspec.spec.manifests import BackendManifest
+
+    opset = load.load_opset()
+    table = decomp_table.decomposition_table(opset)
+    manifest = BackendManifest.from_dict({"opset": opset.version, "backend": "xla", "measured_with": "by hand",
+                                          "lowered": [{"op": "aten::index.Tensor", "note": "a mask goes through nonzero",
+                                                       "fallback_args": ["indices:bool"]}], "fallback": []})
+
+    class Gather(torch.nn.Module):
+        def forward(self, x, where):
+            return x[where]
+
+    x = torch.randn(4, 3)
+    by_position = coverage.coverage(coverage.ExampleModel(Gather(), (x, torch.tensor([0, 2]))), opset, table, [manifest])
+    assert {u.op: u.backends["xla"][0] for u in by_position.ops}["aten::index.Tensor"] == "lowered"
+    by_mask = coverage.coverage(coverage.ExampleModel(Gather(), (x, torch.tensor([True, False, True, False]))),
+                                opset, table, [manifest])
+    assert "aten::index.Tensor" in by_mask.not_lowered("xla")
+
+
 def test_without_torch_xla_the_backend_is_one_line_naming_the_extra(tmp_path):
     if _has_torch_xla():
         pytest.skip("torch_xla is installed here")

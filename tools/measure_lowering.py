@@ -77,6 +77,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib.metadata
+import json
 import logging
 import sys
 from dataclasses import dataclass, field
@@ -191,12 +192,14 @@ class XlaRuns:
     only_at_defaults: int = 0  # ... of those, the ones that showed no fallback as drawn
     named: set = field(default_factory=set)  # the fallback ops the counters named
     args: dict = field(default_factory=dict)  # argument -> a drawn value with which the op fell back, lowered at defaults
+    dtypes: set = field(default_factory=set)  # NAME:DTYPE held by every call that fell back and by none that did not
 
 
-def xla_fallbacks(name: str, version: str) -> XlaRuns:
+def xla_fallbacks(name: str, version: str, rows: bool = False) -> XlaRuns:
     """Each drawn input of ``name`` run on the XLA device as drawn and with its constant arguments at their schema
     defaults (what exported models mostly pass). Where only the drawn settings fall back, each set argument alone on
-    the defaults call names the ones that do (all of them when none does alone)."""
+    the defaults call names the ones that do (all of them when none does alone). With ``rows``, the op's special-case
+    rows run too, to find the input dtypes that fall back (``_separating_dtypes``)."""
     from opspec.conform import cases
     from opspec.conform.backends import xla
     from opspec.testing import strategies
@@ -208,13 +211,14 @@ def xla_fallbacks(name: str, version: str) -> XlaRuns:
     metrics = xla._metrics()
     packet = name.split(".")[0]
 
-    def fallbacks(call) -> set[str]:
-        """The op's fallback ops (by packet) the counters name for one run of ``call``; raises what the run raises."""
+    def fallbacks(call, own: bool = True) -> set[str]:
+        """The op's fallback ops (by packet; every one the counters name with ``own`` false) for one run of ``call``;
+        raises what the run raises."""
         example = cases.Example.of(call)
         metrics.clear_all()
         xla.on_device(example.program())(*example.fresh_inputs())
         return {f for f in xla.executed(metrics.counter_names(), metrics.executed_fallback_ops())[1]
-                if f.split(".")[0] == packet}
+                if not own or f.split(".")[0] == packet}
 
     def tried(call) -> set[str] | None:  # None: XLA refused the call
         try:
@@ -243,6 +247,42 @@ def xla_fallbacks(name: str, version: str) -> XlaRuns:
                 found.args.setdefault(arg, value)
     if not found.runs and failure is not None:
         raise failure
+    if rows and found.fell_back < found.runs:
+        found.dtypes, named = _separating_dtypes(op, [e.call for e in examples], fallbacks)
+        found.named |= named
+    return found
+
+
+def _separating_dtypes(op, drawn: list, fallbacks: Callable) -> tuple[set[str], set[str]]:
+    """The input dtypes (``indices:bool``) that every call falling back holds and no other call does, over the drawn
+    calls at their defaults and the op's special-case rows (curated inputs: a boolean mask where draws hold integer
+    indices). A call falls back here when the counters name any op (``index`` sends a mask through ``nonzero``)."""
+    from opspec.conform import special_rows
+    from opspec.testing.strategies.defaults import at_defaults, dtype_tokens
+
+    rows = [run.example.call for run in special_rows.rows_for(op, special_rows.anchor_dtype(op), "cpu")]
+    schema = torch_ops.all_aten_schemas()[op.name]
+    fell, held, named = [], [], set()
+    for call in [at_defaults(c) for c in drawn] + rows:
+        try:
+            seen = fallbacks(call, own=False)
+        except Exception:  # noqa: BLE001 - a call XLA refuses says nothing of where the others run
+            continue
+        (fell if seen else held).append(dtype_tokens(schema, call.args, call.kwargs))
+        named |= seen
+    separating = set.intersection(*fell) - set.union(*held) if fell and held else set()
+    return separating, named if separating else set()
+
+
+def contested(backend: str, version: str) -> set[str]:
+    """The ops a committed report of ``backend`` saw fall back (some input did): where the drawn inputs may not show
+    why. Only these run their special-case rows here: some rows kill the process on torch 2.9 (SIGFPE), as
+    conform's isolated workers record."""
+    found = set()
+    for path in lowering_evidence.reports_for(backend, version, RESULTS):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        found |= {op for op, by_device in lowering_evidence.verdicts(report).items()
+                  if any(v.status == "fallback" for v in by_device.values())}
     return found
 
 
@@ -250,10 +290,12 @@ def measure_xla_with(version: str) -> Callable:
     torch = torch_ops.torch_module()
     from opspec.testing.strategies.call import python_literal
 
+    seen_falling_back = contested("xla", version)
+
     def measure(op) -> Verdict:
         name = torch_ops.op_name(op)
         try:
-            found = xla_fallbacks(name, version)
+            found = xla_fallbacks(name, version, rows=name in seen_falling_back)
         except Exception as err:  # noqa: BLE001 - an op that cannot be run keeps the dispatcher's word
             found, why = XlaRuns(), f"{type(err).__name__}: {str(err).splitlines()[0][:100] if str(err) else ''}"
         runs, fell_back, named = found.runs, found.fell_back, ", ".join(sorted(found.named))
@@ -263,12 +305,14 @@ def measure_xla_with(version: str) -> Callable:
             return "fallback", (f"PyTorch/XLA runs its ATen CPU kernel (every drawn input{' ' if where else ''}{where}; "
                                 f"executed_fallback_ops: {named})")
         some = f"for {fell_back} of {runs} drawn inputs" if fell_back else ""
-        if found.args:
-            settings = " or ".join(f"{arg} (measured: {python_literal(value)})" for arg, value in sorted(found.args.items()))
+        if found.args or found.dtypes:
+            settings = [f"sets {arg} (measured: {python_literal(value)})" for arg, value in sorted(found.args.items())]
+            settings += [f"passes {token.split(':')[0]} as a {token.split(':')[1]} tensor" for token in sorted(found.dtypes)]
             also = f"; also at the defaults {some}" if some else ""
-            return "lowered", (f"lowered at its default arguments; PyTorch/XLA runs the ATen CPU kernel when a call "
-                               f"sets {settings}{also} (executed_fallback_ops: {named})"), \
-                {"fallback_args": sorted(found.args)}
+            at = "at its default arguments" if found.args else "for the other input dtypes"
+            return "lowered", (f"lowered {at}; PyTorch/XLA runs the ATen CPU kernel when a call {' or '.join(settings)}"
+                               f"{also} (executed_fallback_ops: {named})"), \
+                {"fallback_args": sorted(found.args) + sorted(found.dtypes)}
         if some:
             return "lowered", f"lowered, but PyTorch/XLA runs the ATen CPU kernel {some} (executed_fallback_ops: {named})"
         if runs:
@@ -364,8 +408,6 @@ def beyond_opset(version: str) -> list[str]:
     if bookkeeping is not None and not bookkeeping.findings:
         names |= {entry["name"] for entry in bookkeeping.data["ops"]}
     if ZOO_RESULTS.is_file():
-        import json
-
         for model in json.loads(ZOO_RESULTS.read_text(encoding="utf-8"))["models"]:
             names |= set(model["outside_opset"]) | set(model["bookkeeping"])
     live = torch_ops.all_aten_schemas()

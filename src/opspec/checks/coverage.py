@@ -147,15 +147,20 @@ def _op_nodes(graph_module):
 
 
 def settings_by_op(graph_module) -> dict[str, frozenset[str]]:
-    """op -> the arguments some call of it in the graph sets away from their schema defaults
-    (a backend may lower an op at its defaults only: PyTorch/XLA's ``addmm`` with ``beta`` or ``alpha`` set)."""
-    from opspec.testing.strategies.defaults import set_arguments
+    """op -> the arguments some call of it in the graph sets away from their schema defaults, and the dtypes its
+    tensor arguments hold (``indices:bool``): a backend may lower an op at its defaults only (PyTorch/XLA's ``addmm``
+    with ``beta`` or ``alpha`` set falls back) or for some input dtypes only (its ``index`` with a boolean mask)."""
+    from opspec.testing.strategies.defaults import dtype_tokens, set_arguments
+
+    def dtype_of(value):  # an input's dtype, from the example value export recorded on its node
+        return getattr(getattr(value, "meta", {}).get("val"), "dtype", None)
 
     found: dict[str, set[str]] = {}
     for node in _op_nodes(graph_module):
         if hasattr(node.target, "_schema"):
+            schema = node.target._schema
             found.setdefault(_target_name(node.target), set()).update(
-                set_arguments(node.target._schema, node.args, node.kwargs))
+                set_arguments(schema, node.args, node.kwargs), dtype_tokens(schema, node.args, node.kwargs, dtype_of))
     return {op: frozenset(names) for op, names in found.items()}
 
 

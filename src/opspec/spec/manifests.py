@@ -206,10 +206,12 @@ def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | st
                     findings.append(Finding(mark, f"{op}: fallback_on names device {device!r}, which the manifest's devices do not list"))
             schema = opset_schemas.get(op) or (known_ops.get(op) if isinstance(known_ops, Mapping) else None)
             named = entry.get("fallback_args", ()) if isinstance(entry, dict) else ()
-            strangers = [a for a in named if schema and a not in defaulted_arguments(schema)]
+            arguments = schema_arguments(schema) if schema else {}
+            strangers = [a for a in named if schema and not (arguments.get(a) if ":" not in a
+                                                             else a.split(":")[0] in arguments)]
             if strangers:
                 findings.append(Finding(mark, f"{op}: fallback_args names {', '.join(strangers)}, not an argument "
-                                              f"with a default in {schema}"))
+                                              f"with a default (NAME) or an argument (NAME:DTYPE) of {schema}"))
             if op in seen:
                 findings.append(Finding(mark, f"{op} is listed twice (first at line {seen[op].line})"))
             else:
@@ -217,9 +219,9 @@ def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | st
     return findings
 
 
-def defaulted_arguments(schema: str) -> set[str]:
-    """The names of the arguments with a default in a schema as torch prints it (no torch needed): the settings
-    a call may leave out (``aten::addmm(Tensor self, ..., *, Scalar beta=1, Scalar alpha=1) -> Tensor``)."""
+def schema_arguments(schema: str) -> dict[str, bool]:
+    """Argument name -> whether it has a default, from a schema as torch prints it (no torch needed): the settings a
+    call may leave out are those with one (``aten::addmm(Tensor self, ..., *, Scalar beta=1, Scalar alpha=1) -> ...``)."""
     inside = schema[schema.index("(") + 1:schema.rindex(") ->")]
     parts, depth, current = [], 0, []
     for char in inside:
@@ -230,4 +232,4 @@ def defaulted_arguments(schema: str) -> set[str]:
         else:
             current.append(char)
     parts.append("".join(current))
-    return {part.split("=")[0].split()[-1] for part in parts if "=" in part}
+    return {part.split("=")[0].split()[-1]: "=" in part for part in parts if part.strip() and part.strip() != "*"}

@@ -6,7 +6,9 @@ them at random; a backend may lower an op for one and not for the other. This
 module says which arguments a call sets away from the default (a drawn call and a
 node of an exported graph alike) and rewrites a call with some of its arguments
 set to given values (its defaults, or where its semantics branch). Tensor
-arguments are data, not settings: they are never compared or reset.
+arguments are data: they are never compared or reset, but the dtypes they hold
+are named (``indices:bool``), since a backend may lower a boolean mask otherwise
+than integer indices.
 """
 from __future__ import annotations
 
@@ -37,6 +39,29 @@ def set_arguments(schema, args: tuple | list, kwargs: Mapping[str, Any]) -> dict
     passed.update(kwargs)
     return {a.name: passed[a.name] for a in arguments
             if a.has_default and not a.is_tensor and a.name in passed and not _is_default(passed[a.name], a.default)}
+
+
+def dtype_tokens(schema, args: tuple | list, kwargs: Mapping[str, Any], dtype_of=None) -> set[str]:
+    """``NAME:DTYPE`` for each dtype a tensor argument holds (``indices:bool`` for a boolean mask): the inputs'
+    side of a call's settings, which a backend may lower for some dtypes only. ``dtype_of(value)`` gives a value's
+    dtype or None (default: a tensor's own; for an fx node, read its example value)."""
+    def own(value):
+        return getattr(value, "dtype", None)
+
+    dtype_of = dtype_of or own
+    _, arguments = arguments_of(schema)
+    passed = dict(zip((a.name for a in arguments), args))
+    passed.update(kwargs)
+    tokens = set()
+    for argument in arguments:
+        if not argument.is_tensor or argument.name not in passed:
+            continue
+        value = passed[argument.name]
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            dtype = None if item is None else dtype_of(item)
+            if dtype is not None:
+                tokens.add(f"{argument.name}:{str(dtype).removeprefix('torch.')}")
+    return tokens
 
 
 def _schema(call: Call):
