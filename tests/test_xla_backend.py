@@ -254,6 +254,40 @@ def test_an_op_lowered_for_integer_indices_is_not_reported_for_them():
     assert "aten::index.Tensor" in by_mask.not_lowered("xla")
 
 
+def test_a_host_read_in_the_model_s_code_counts_for_a_backend_that_runs_that_code():
+    import torch
+
+    from opspec.bridge import decomp_table
+    from opspec.checks import coverage
+    from opspec.spec import load
+    from opspec.spec.manifests import BackendManifest
+
+    opset = load.load_opset()
+    table = decomp_table.decomposition_table(opset)
+
+    class SkipsWhenAllPositive(torch.nn.Module):  # as transformers' masks: a branch on a value, taken in Python
+        def forward(self, x):
+            if torch.compiler.is_compiling() or not bool((x > 0).all()):
+                return x.relu()
+            return x
+
+    def manifest(name, runs_model_code):
+        return BackendManifest.from_dict({"opset": opset.version, "backend": name, "measured_with": "by hand",
+                                          "runs_model_code": runs_model_code, "lowered": ["aten::relu"],
+                                          "fallback": [{"op": "aten::_local_scalar_dense", "reason": "no host reads"}]})
+
+    example = coverage.ExampleModel(SkipsWhenAllPositive(), (torch.randn(3),))
+    report = coverage.coverage(example, opset, table, [manifest("eagerish", True), manifest("graphish", False)])
+    # export takes the compiling branch: the graph holds no read; the eager run reads once
+    read = next(u for u in report.ops if u.op == "aten::_local_scalar_dense")
+    assert read.count == 1 and "by the model's Python code" in read.note
+    assert report.not_lowered("eagerish") == ["aten::_local_scalar_dense"]
+    assert report.not_lowered("graphish") == [] and read.backends["graphish"][0] == coverage.NOT_RUN
+    # no backend that runs the model's code: no eager run, no such row
+    alone = coverage.coverage(example, opset, table, [manifest("graphish", False)])
+    assert [u.op for u in alone.ops] == ["aten::relu"]
+
+
 def test_without_torch_xla_the_backend_is_one_line_naming_the_extra(tmp_path):
     if _has_torch_xla():
         pytest.skip("torch_xla is installed here")

@@ -496,6 +496,7 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
         data["extern_kernels"] = inductor_extern_kernels()
     if backend == "xla":
         data["devices"] = [xla_device()]
+        data["runs_model_code"] = True  # eager lazy tensors: the model's Python runs on the device
     data = {**data, "lowered": lowered, "fallback": fallback, **({"unsupported": unsupported} if unsupported else {})}
     # the committed reports' execution evidence decides the ops they ran (tools/lowering_from_reports.py)
     reports = lowering_evidence.reports_for(backend, version, RESULTS)

@@ -51,6 +51,7 @@ class BackendManifest:
     extern_kernels: tuple[str, ...] = ()  # ops the backend can hand to an extern kernel (class extern-kernel)
     # lowered ops that fall back when a call sets one of these arguments away from its schema default: op -> names
     fallback_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    runs_model_code: bool = False  # the backend runs the model's own Python code eagerly (its host reads too)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
@@ -69,6 +70,7 @@ class BackendManifest:
             unsupported={_op_of(e): _reason_of(e) for e in data.get("unsupported", ())},
             evidence=tuple(data.get("evidence", ())),
             extern_kernels=tuple(data.get("extern_kernels", ())),
+            runs_model_code=data.get("runs_model_code", False),
             fallback_args={e["op"]: tuple(e["fallback_args"]) for e in data["lowered"]
                            if isinstance(e, dict) and e.get("fallback_args")},
         )
