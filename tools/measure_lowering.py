@@ -56,7 +56,14 @@ device with the reason (on CPU, ``cumsum``: the C++ backend has no scan).
   how many; the others are lowered. An op lowered at its defaults that falls back
   as drawn is lowered with ``fallback_args``: the arguments that, each set alone on
   the defaults call, make it fall back (all the set ones when none does alone), so
-  ``opspec coverage`` flags only the model calls that set one. An op that cannot be
+  ``opspec coverage`` flags only the model calls that set one. Where a committed
+  ``xla`` report saw an op fall back, its special-case rows run too (curated
+  inputs: a boolean mask where draws hold integer indices), and the input dtypes
+  that every call falling back holds and no other call does join
+  ``fallback_args`` as ``NAME:DTYPE`` (``index.Tensor``: ``indices:bool``, which
+  goes through ``aten::nonzero``). The manifest says ``runs_model_code``: eager
+  PyTorch/XLA runs the model's own Python code, so ``coverage`` counts the tensor
+  values that code reads (``_local_scalar_dense``). An op that cannot be
   drawn or run keeps what the dispatcher says: a kernel for the XLA key (or a
   CompositeImplicitAutograd one) is lowered, with a note that it was not run; no
   kernel at all means the boxed fallback. ``openxla`` uses the same manifest. Needs
