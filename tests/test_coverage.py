@@ -289,6 +289,37 @@ def test_manifest_unknown_ops_and_duplicates(tmp_path, opset):
     assert {f.mark.line for f in manifests.manifest_findings(tmp_path, lambda version: opset)} == {8}
 
 
+def test_manifest_fallback_args_must_be_arguments_with_defaults(tmp_path, opset):
+    _write(
+        tmp_path,
+        "toy.yaml",
+        """
+        opset: '2026.12'
+        backend: toy
+        measured_with: by hand, for a test
+        lowered:
+          - op: aten::addmm
+            fallback_args: [beta, gamma]
+          - op: aten::convolution
+            fallback_args: [groups]
+          - op: aten::sub.Tensor
+            fallback_args: [alpha, other:bool]
+          - op: aten::index.Tensor
+            fallback_args: [indices:bool, mask:bool]
+        fallback: []
+        """,
+    )
+    messages = {f.mark.line: f.message for f in manifests.manifest_findings(tmp_path, lambda version: opset)}
+    tail = "not an argument with a default (NAME) or an argument (NAME:DTYPE) of"
+    assert messages == {
+        5: f"aten::addmm: fallback_args names gamma, {tail} aten::addmm(Tensor self, "
+           "Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        # groups has no default: a model always sets it
+        7: f"aten::convolution: fallback_args names groups, {tail} {opset.ops_by_name['aten::convolution'].schema}",
+        11: f"aten::index.Tensor: fallback_args names mask:bool, {tail} {opset.ops_by_name['aten::index.Tensor'].schema}",
+    }
+
+
 def test_manifest_unknown_version_and_name_mismatch(tmp_path):
     _write(
         tmp_path,

@@ -85,6 +85,36 @@ def test_branch_variants_set_the_branching_arguments():
     assert [v.kwargs["rounding_mode"] for v in edges.branch_variants(call)] == ["floor", "trunc"]
 
 
+def test_a_call_s_settings_are_its_constants_away_from_the_schema_defaults():
+    from opspec.bridge.torch_ops import all_aten_schemas
+    from opspec.testing.strategies.defaults import at_defaults, set_arguments
+
+    b, m1, m2 = torch.ones(3), torch.ones(2, 4), torch.ones(4, 3)
+    addmm = all_aten_schemas()["aten::addmm"]
+    assert set_arguments(addmm, (b, m1, m2), {"beta": 4, "alpha": 1.0}) == {"beta": 4}  # 1.0 is the default 1
+    assert set_arguments(addmm, (b, m1, m2), {"alpha": True}) == {"alpha": True}  # a bool is another setting
+    assert set_arguments(addmm, (b, m1, m2), {}) == {}
+    pool = all_aten_schemas()["aten::max_pool2d_with_indices"]
+    x = torch.ones(1, 1, 4, 4)
+    assert set_arguments(pool, (x, [2, 2], [], (0, 0), [1, 1], True), {}) == {"ceil_mode": True}  # lists compared by value
+    assert set_arguments(pool, (x, [2, 2], [], [1, 0]), {}) == {"padding": [1, 0]}
+    assert set_arguments(pool, (x, [2, 2], [], [object(), 0]), {})["padding"][1] == 0  # an unknown value is set
+    reset = at_defaults(Call("aten::max_pool2d_with_indices", (x, [2, 2], [], [1, 0], [1, 1], True)))
+    assert reset.args[1:] == ([2, 2], [], [0, 0], [1, 1], False) and reset.args[0] is x  # the same tensors
+    reset = at_defaults(Call("aten::addmm", (b, m1, m2), {"beta": 0.5, "alpha": 1}))
+    assert reset.kwargs == {"beta": 1, "alpha": 1} and reset.args == (b, m1, m2)
+
+
+def test_a_call_s_tensor_arguments_are_named_with_their_dtypes():
+    from opspec.bridge.torch_ops import all_aten_schemas
+    from opspec.testing.strategies.defaults import dtype_tokens
+
+    index = all_aten_schemas()["aten::index.Tensor"]
+    x = torch.ones(3, 2)
+    assert dtype_tokens(index, (x, [torch.tensor([True, False, True])]), {}) == {"self:float32", "indices:bool"}
+    assert dtype_tokens(index, (x, [None, torch.tensor([0])]), {}) == {"self:float32", "indices:int64"}
+
+
 @pytest.mark.parametrize("op", ["aten::clamp", "aten::sigmoid", "aten::div.Tensor_mode"])
 def test_draw_adds_edges_without_more_compile_keys_and_is_deterministic(op):
     definition = cached_opset(None).ops_by_name[op]

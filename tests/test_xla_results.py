@@ -85,7 +85,7 @@ def test_the_xla_developer_page_lists_every_core_op_not_lowered_most_used_first(
     import re
 
     from opspec.conform.runner import cached_opset
-    from opspec.reports.site import xla_page
+    from opspec.reports.site import sanitize, xla_page
     from opspec.reports.site.generate import op_slugs
     from opspec.spec import manifests
 
@@ -94,8 +94,15 @@ def test_the_xla_developer_page_lists_every_core_op_not_lowered_most_used_first(
     core = set(opset.core_names())
     page = xla_page.pages(root, op_slugs(sorted(core)), core)[xla_page.PAGE]
     manifest = manifests.load_manifest(root / xla_page.MANIFEST)
-    rows = [line for line in page.splitlines() if line.startswith("| [<code>aten::")]
+    ranked, _, at_defaults = page.partition("## Lowered at the default arguments only")
+    rows = [line for line in ranked.splitlines() if line.startswith("| [<code>aten::")]
     listed = [html.unescape(re.match(r"\| \[<code>([^<]+)</code>\]\(ops/[^)]+\.md\)", row).group(1)) for row in rows]
     assert sorted(listed) == sorted(op for op in manifest.fallback if op in core)
     users = [int(row.split("|")[2].strip().split(":")[0]) for row in rows]
     assert users == sorted(users, reverse=True)
+    # the ops lowered at their defaults only, each with the arguments that make it fall back
+    rows = [line for line in at_defaults.split("## Repros")[0].splitlines() if line.startswith("| [<code>aten::")]
+    listed = {html.unescape(re.match(r"\| \[<code>([^<]+)</code>\]", row).group(1)): row for row in rows}
+    assert set(listed) == {op for op in manifest.fallback_args if op in core}
+    for op, row in listed.items():
+        assert row.split("|")[2].strip() == ", ".join(sanitize.code(a) for a in manifest.fallback_args[op])

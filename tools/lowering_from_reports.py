@@ -5,7 +5,8 @@ One truth about lowering: for every op a committed report of the backend ran
 conform recorded decides the op's place in ``conformance/backends/BACKEND.yaml`` on
 that device (:mod:`opspec.conform.lowering_evidence`); the other ops keep what
 ``tools/measure_lowering.py`` measured. Then each report's ``lowering`` section is
-recomputed from the new manifest, so the manifest, the report and ``opspec coverage``
+recomputed from the new manifest (also the sections of other backends' reports read
+from it: ``openxla``'s from ``xla``'s), so the manifest, the report and ``opspec coverage``
 say the same thing. No torch is needed.
 
     python tools/lowering_from_reports.py            # rewrite the manifests and the reports' lowering sections
@@ -37,6 +38,24 @@ def refreshed(report: dict, manifest_path: Path) -> dict:
     return {key: updated[key] for key in keys + [k for k in updated if k not in keys]}
 
 
+def readers(manifest_path: Path, results: Path, evidence: list[Path]) -> list[Path]:
+    """The other committed reports whose lowering section was read from this manifest (``openxla`` reads ``xla``'s):
+    their sections follow it, their evidence does not decide it."""
+    shown = manifest_path.resolve().relative_to(ROOT).as_posix() if manifest_path.resolve().is_relative_to(ROOT) else None
+    found = []
+    for path in sorted(results.glob("*.json")):
+        if path in evidence:
+            continue
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if isinstance(report, dict) and isinstance(report.get("lowering"), dict) \
+                and report["lowering"].get("manifest") == shown:
+            found.append(path)
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backends", type=Path, default=manifests.backends_dir(), help="folder of manifests")
@@ -56,7 +75,7 @@ def main() -> int:
             print(f"  {path.name}: {line}", file=sys.stderr)
         if not args.check:
             atomic.write_text(path, writes.pop(path))
-        for report_path in reports:
+        for report_path in reports + readers(path, args.results, reports):
             report = json.loads(report_path.read_text(encoding="utf-8"))
             writes[report_path] = json.dumps(refreshed(report, path), indent=1) + "\n"
         for target, text in writes.items():

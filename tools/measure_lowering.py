@@ -46,11 +46,24 @@ device with the reason (on CPU, ``cumsum``: the C++ backend has no scan).
 
 - xla: PyTorch/XLA's own counters decide. Each op is drawn (as conform draws it),
   run on the XLA device (``PJRT_DEVICE=CPU`` unless set) and read back, with
-  ``torch_xla.debug.metrics`` cleared before each run: an op that
-  ``executed_fallback_ops()`` names for every drawn input is listed under fallback
-  (PyTorch/XLA ran its ATen CPU kernel: its debugging tool prints it as
-  "Op(s) not lowered: aten::..."); one it names for some inputs only is lowered
-  with a note saying for how many; the others are lowered. An op that cannot be
+  ``torch_xla.debug.metrics`` cleared before each run. Each drawn input runs twice:
+  as drawn, and with its constant arguments at their schema defaults (what
+  exported models mostly pass: ``linear`` is ``addmm`` with ``beta`` and ``alpha``
+  at 1, while drawn calls set them). An op that ``executed_fallback_ops()`` names
+  at the defaults for every drawn input is listed under fallback (PyTorch/XLA ran
+  its ATen CPU kernel: its debugging tool prints it as "Op(s) not lowered:
+  aten::..."); one it names for some inputs only is lowered with a note saying for
+  how many; the others are lowered. An op lowered at its defaults that falls back
+  as drawn is lowered with ``fallback_args``: the arguments that, each set alone on
+  the defaults call, make it fall back (all the set ones when none does alone), so
+  ``opspec coverage`` flags only the model calls that set one. Where a committed
+  ``xla`` report saw an op fall back, its special-case rows run too (curated
+  inputs: a boolean mask where draws hold integer indices), and the input dtypes
+  that every call falling back holds and no other call does join
+  ``fallback_args`` as ``NAME:DTYPE`` (``index.Tensor``: ``indices:bool``, which
+  goes through ``aten::nonzero``). The manifest says ``runs_model_code``: eager
+  PyTorch/XLA runs the model's own Python code, so ``coverage`` counts the tensor
+  values that code reads (``_local_scalar_dense``). An op that cannot be
   drawn or run keeps what the dispatcher says: a kernel for the XLA key (or a
   CompositeImplicitAutograd one) is lowered, with a note that it was not run; no
   kernel at all means the boxed fallback. ``openxla`` uses the same manifest. Needs
@@ -71,9 +84,10 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib.metadata
+import json
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -83,7 +97,7 @@ from opspec.spec import atomic, load, manifests, resources, yamlio
 
 HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
 EAGER_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
-Verdict = tuple[str, str]  # ("lowered" | "fallback", note or reason)
+Verdict = tuple  # ("lowered" | "fallback", note or reason[, the entry's other fields])
 
 
 def core_ops(version: str) -> list[str]:
@@ -177,52 +191,137 @@ def _drawn_op(name: str, version: str):
                                                                     "", "")
 
 
-def xla_fallbacks(name: str, version: str) -> tuple[int, int, set[str]]:
-    """(drawn inputs run, runs that fell back, the fallback ops XLA named) for ``name`` on the XLA device."""
+@dataclass
+class XlaRuns:
+    """What PyTorch/XLA's counters showed for one op's drawn inputs, each run as drawn and at its defaults."""
+    runs: int = 0  # drawn inputs that ran
+    fell_back: int = 0  # ... whose call at the default arguments fell back (as drawn where XLA refused the defaults)
+    only_at_defaults: int = 0  # ... of those, the ones that showed no fallback as drawn
+    named: set = field(default_factory=set)  # the fallback ops the counters named
+    args: dict = field(default_factory=dict)  # argument -> a drawn value with which the op fell back, lowered at defaults
+    dtypes: set = field(default_factory=set)  # NAME:DTYPE held by every call that fell back and by none that did not
+
+
+def xla_fallbacks(name: str, version: str, rows: bool = False) -> XlaRuns:
+    """Each drawn input of ``name`` run on the XLA device as drawn and with its constant arguments at their schema
+    defaults (what exported models mostly pass). Where only the drawn settings fall back, each set argument alone on
+    the defaults call names the ones that do (all of them when none does alone). With ``rows``, the op's special-case
+    rows run too, to find the input dtypes that fall back (``_separating_dtypes``)."""
     from opspec.conform import cases
     from opspec.conform.backends import xla
     from opspec.testing import strategies
+    from opspec.testing.strategies.defaults import at_defaults, set_arguments, with_settings
 
     op = _drawn_op(name, version)
     dtype = cases.dtype_name(strategies.dtypes_under_test(name, op.testing)[0])
     examples = cases.draw(op, dtype, "cpu", max_examples=4, max_compiles=4, seed=0, edges=False)
     metrics = xla._metrics()
     packet = name.split(".")[0]
-    runs = fell_back = 0
-    named: set[str] = set()
-    failure = None
-    for example in examples:
+
+    def fallbacks(call, own: bool = True) -> set[str]:
+        """The op's fallback ops (by packet; every one the counters name with ``own`` false) for one run of ``call``;
+        raises what the run raises."""
+        example = cases.Example.of(call)
         metrics.clear_all()
+        xla.on_device(example.program())(*example.fresh_inputs())
+        return {f for f in xla.executed(metrics.counter_names(), metrics.executed_fallback_ops())[1]
+                if not own or f.split(".")[0] == packet}
+
+    def tried(call) -> set[str] | None:  # None: XLA refused the call
         try:
-            xla.on_device(example.program())(*example.fresh_inputs())
+            return fallbacks(call)
+        except Exception:  # noqa: BLE001 - a setting XLA refuses says nothing of where the others run
+            return None
+
+    found, failure = XlaRuns(), None
+    for example in examples:
+        try:
+            drawn = fallbacks(example.call)
         except Exception as err:  # noqa: BLE001 - an input XLA refuses says nothing of where the others run
             failure = failure or err
             continue
-        _, fallbacks = xla.executed(metrics.counter_names(), metrics.executed_fallback_ops())
-        runs += 1
-        mine = {f for f in fallbacks if f.split(".")[0] == packet}
-        fell_back += bool(mine)
-        named |= mine
-    if not runs and failure is not None:
+        settings = set_arguments(torch_ops.all_aten_schemas()[name], example.call.args, example.call.kwargs)
+        defaults = at_defaults(example.call)
+        at_default = tried(defaults) if settings else drawn
+        at_default = drawn if at_default is None else at_default
+        found.runs += 1
+        found.fell_back += bool(at_default)
+        found.only_at_defaults += bool(at_default) and not drawn
+        found.named |= drawn | at_default
+        if drawn and not at_default:  # lowered at the defaults: which set argument makes it fall back
+            alone = {arg: value for arg, value in settings.items() if tried(with_settings(defaults, {arg: value}))}
+            for arg, value in (alone or settings).items():
+                found.args.setdefault(arg, value)
+    if not found.runs and failure is not None:
         raise failure
-    return runs, fell_back, named
+    if rows and found.fell_back < found.runs:
+        found.dtypes, named = _separating_dtypes(op, [e.call for e in examples], fallbacks)
+        found.named |= named
+    return found
+
+
+def _separating_dtypes(op, drawn: list, fallbacks: Callable) -> tuple[set[str], set[str]]:
+    """The input dtypes (``indices:bool``) that every call falling back holds and no other call does, over the drawn
+    calls at their defaults and the op's special-case rows (curated inputs: a boolean mask where draws hold integer
+    indices). A call falls back here when the counters name any op (``index`` sends a mask through ``nonzero``)."""
+    from opspec.conform import special_rows
+    from opspec.testing.strategies.defaults import at_defaults, dtype_tokens
+
+    rows = [run.example.call for run in special_rows.rows_for(op, special_rows.anchor_dtype(op), "cpu")]
+    schema = torch_ops.all_aten_schemas()[op.name]
+    fell, held, named = [], [], set()
+    for call in [at_defaults(c) for c in drawn] + rows:
+        try:
+            seen = fallbacks(call, own=False)
+        except Exception:  # noqa: BLE001 - a call XLA refuses says nothing of where the others run
+            continue
+        (fell if seen else held).append(dtype_tokens(schema, call.args, call.kwargs))
+        named |= seen
+    separating = set.intersection(*fell) - set.union(*held) if fell and held else set()
+    return separating, named if separating else set()
+
+
+def contested(backend: str, version: str) -> set[str]:
+    """The ops a committed report of ``backend`` saw fall back (some input did): where the drawn inputs may not show
+    why. Only these run their special-case rows here: some rows kill the process on torch 2.9 (SIGFPE), as
+    conform's isolated workers record."""
+    found = set()
+    for path in lowering_evidence.reports_for(backend, version, RESULTS):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        found |= {op for op, by_device in lowering_evidence.verdicts(report).items()
+                  if any(v.status == "fallback" for v in by_device.values())}
+    return found
 
 
 def measure_xla_with(version: str) -> Callable:
     torch = torch_ops.torch_module()
+    from opspec.testing.strategies.call import python_literal
+
+    seen_falling_back = contested("xla", version)
 
     def measure(op) -> Verdict:
         name = torch_ops.op_name(op)
         try:
-            runs, fell_back, named = xla_fallbacks(name, version)
+            found = xla_fallbacks(name, version, rows=name in seen_falling_back)
         except Exception as err:  # noqa: BLE001 - an op that cannot be run keeps the dispatcher's word
-            runs, why = 0, f"{type(err).__name__}: {str(err).splitlines()[0][:100] if str(err) else ''}"
+            found, why = XlaRuns(), f"{type(err).__name__}: {str(err).splitlines()[0][:100] if str(err) else ''}"
+        runs, fell_back, named = found.runs, found.fell_back, ", ".join(sorted(found.named))
         if runs and fell_back == runs:
-            return "fallback", (f"PyTorch/XLA runs its ATen CPU kernel (every drawn input; executed_fallback_ops: "
-                                f"{', '.join(sorted(named))})")
-        if runs and fell_back:
-            return "lowered", (f"lowered, but PyTorch/XLA runs the ATen CPU kernel for {fell_back} of {runs} drawn "
-                               f"inputs (executed_fallback_ops: {', '.join(sorted(named))})")
+            where = (f"at its default arguments; {found.only_at_defaults} showed no fallback as drawn"
+                     if found.only_at_defaults else "")
+            return "fallback", (f"PyTorch/XLA runs its ATen CPU kernel (every drawn input{' ' if where else ''}{where}; "
+                                f"executed_fallback_ops: {named})")
+        some = f"for {fell_back} of {runs} drawn inputs" if fell_back else ""
+        if found.args or found.dtypes:
+            settings = [f"sets {arg} (measured: {python_literal(value)})" for arg, value in sorted(found.args.items())]
+            settings += [f"passes {token.split(':')[0]} as a {token.split(':')[1]} tensor" for token in sorted(found.dtypes)]
+            also = f"; also at the defaults {some}" if some else ""
+            at = "at its default arguments" if found.args else "for the other input dtypes"
+            return "lowered", (f"lowered {at}; PyTorch/XLA runs the ATen CPU kernel when a call {' or '.join(settings)}"
+                               f"{also} (executed_fallback_ops: {named})"), \
+                {"fallback_args": sorted(found.args) + sorted(found.dtypes)}
+        if some:
+            return "lowered", f"lowered, but PyTorch/XLA runs the ATen CPU kernel {some} (executed_fallback_ops: {named})"
         if runs:
             return "lowered", ""
         if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "XLA"):
@@ -316,8 +415,6 @@ def beyond_opset(version: str) -> list[str]:
     if bookkeeping is not None and not bookkeeping.findings:
         names |= {entry["name"] for entry in bookkeeping.data["ops"]}
     if ZOO_RESULTS.is_file():
-        import json
-
         for model in json.loads(ZOO_RESULTS.read_text(encoding="utf-8"))["models"]:
             names |= set(model["outside_opset"]) | set(model["bookkeeping"])
     live = torch_ops.all_aten_schemas()
@@ -388,9 +485,10 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
     on_device = device_fallbacks(backend, [n for n in names if verdicts[n][0] == "lowered"], devices, version)
     lowered, fallback, unsupported = [], [], []
     for name in names:
-        verdict, text = verdicts[name]
+        verdict, text, *fields = verdicts[name]
         if verdict == "lowered":
-            entry = {"op": name, **({"note": text} if text else {}), **({"fallback_on": on_device[name]} if name in on_device else {})}
+            entry = {"op": name, **({"note": text} if text else {}), **(fields[0] if fields else {}),
+                     **({"fallback_on": on_device[name]} if name in on_device else {})}
             lowered.append(entry if len(entry) > 1 else name)
         else:
             (fallback if verdict == "fallback" else unsupported).append({"op": name, "reason": text})
@@ -405,6 +503,7 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
         data["extern_kernels"] = inductor_extern_kernels()
     if backend == "xla":
         data["devices"] = [xla_device()]
+        data["runs_model_code"] = True  # eager lazy tensors: the model's Python runs on the device
     data = {**data, "lowered": lowered, "fallback": fallback, **({"unsupported": unsupported} if unsupported else {})}
     # the committed reports' execution evidence decides the ops they ran (tools/lowering_from_reports.py)
     reports = lowering_evidence.reports_for(backend, version, RESULTS)

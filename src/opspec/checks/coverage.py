@@ -31,6 +31,8 @@ from opspec.spec.manifests import BackendManifest
 from opspec.spec.model import Opset
 
 CORE, BOOKKEEPING, OUTSIDE = "core", "bookkeeping", "outside"
+HOST_READ = "aten::_local_scalar_dense"  # the op behind .item(), bool(t), int(t): a value read into Python
+NOT_RUN = "not run"  # a backend's status for a host read outside the graph it compiles: the Python code is not its
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class OpUse:
     def flagged_for(self, backend: str) -> bool:
         if self.opset == BOOKKEEPING:
             return False
-        return self.backends[backend][0] != "lowered"
+        return self.backends[backend][0] not in ("lowered", NOT_RUN)
 
     @property
     def flagged(self) -> bool:
@@ -133,16 +135,35 @@ def count_ops(graph_module) -> Counter:
     Python's ``operator`` functions (tuple indexing, size arithmetic) run on the host,
     not on the backend, so they are not ops.
     """
-    counts: Counter = Counter()
+    return Counter(_target_name(node.target) for node in _op_nodes(graph_module))
+
+
+def _op_nodes(graph_module):
     for submodule in graph_module.modules():
         graph = getattr(submodule, "graph", None)
         if graph is None:
             continue
         for node in graph.nodes:
-            if node.op != "call_function" or getattr(node.target, "__module__", None) == "_operator":
-                continue
-            counts[_target_name(node.target)] += 1
-    return counts
+            if node.op == "call_function" and getattr(node.target, "__module__", None) != "_operator":
+                yield node
+
+
+def settings_by_op(graph_module) -> dict[str, frozenset[str]]:
+    """op -> the arguments some call of it in the graph sets away from their schema defaults, and the dtypes its
+    tensor arguments hold (``indices:bool``): a backend may lower an op at its defaults only (PyTorch/XLA's ``addmm``
+    with ``beta`` or ``alpha`` set falls back) or for some input dtypes only (its ``index`` with a boolean mask)."""
+    from opspec.testing.strategies.defaults import dtype_tokens, set_arguments
+
+    def dtype_of(value):  # an input's dtype, from the example value export recorded on its node
+        return getattr(getattr(value, "meta", {}).get("val"), "dtype", None)
+
+    found: dict[str, set[str]] = {}
+    for node in _op_nodes(graph_module):
+        if hasattr(node.target, "_schema"):
+            schema = node.target._schema
+            found.setdefault(_target_name(node.target), set()).update(
+                set_arguments(schema, node.args, node.kwargs), dtype_tokens(schema, node.args, node.kwargs, dtype_of))
+    return {op: frozenset(names) for op, names in found.items()}
 
 
 def _target_name(target) -> str:
@@ -166,18 +187,65 @@ def opset_class(op: str, opset: Opset) -> tuple[str, str]:
 
 
 def classify(counts: Counter, opset: Opset, manifests: list[BackendManifest] | BackendManifest | None = None,
-             model: str = "", device: str = "cpu") -> Report:
+             model: str = "", device: str = "cpu", settings: dict[str, frozenset[str]] | None = None) -> Report:
+    """``settings``: op -> the arguments its calls set away from their defaults (``settings_by_op``); without
+    it, the calls may set any (the manifest's verdict for an arbitrary call)."""
     if isinstance(manifests, BackendManifest):
         manifests = [manifests]
     manifests = list(manifests or [])
     uses = []
     for op, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         status, note = opset_class(op, opset)
-        backends = {m.backend: m.status(op, device) for m in manifests}
+        backends = {m.backend: m.status(op, device, None if settings is None else settings.get(op)) for m in manifests}
         uses.append(OpUse(op, count, status, backends, note))
     return Report(model, opset.version, tuple(m.backend for m in manifests), device, tuple(uses))
 
 
+def host_reads(example: ExampleModel) -> int:
+    """How often the model's own Python code reads a tensor's value (``.item()``, ``if mask.all():``) in one eager
+    run on its example inputs. Export specialises such code away, so the exported graph does not show these reads,
+    but a backend that runs the model's code eagerly (PyTorch/XLA) runs each as ``aten::_local_scalar_dense``."""
+    torch = torch_ops.torch_module()
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    reads = []
+
+    class Reads(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if torch_ops.op_name(func) == HOST_READ:
+                reads.append(func)
+            return func(*args, **(kwargs or {}))
+
+    try:
+        with torch.no_grad(), warnings.catch_warnings(), Reads():
+            warnings.simplefilter("ignore")
+            example.model(*example.args, **dict(example.kwargs))
+    except Exception as err:
+        raise ModelError(f"the model's eager run failed: {one_line(err)}") from None
+    return len(reads)
+
+
+def with_host_reads(report: Report, reads: int, manifests: list[BackendManifest], opset: Opset) -> Report:
+    """The report with the model's host reads counted for the backends that run its Python code (manifest
+    ``runs_model_code``); the others compile only the graph, where the reads are not."""
+    if not reads or not any(m.runs_model_code for m in manifests):
+        return report
+    note = f"read {reads} time(s) by the model's Python code, outside the exported graph"
+    uses = {use.op: use for use in report.ops}
+    if HOST_READ in uses:  # in the graph too: the graph's calls decide, the note adds the eager reads
+        uses[HOST_READ] = OpUse(HOST_READ, uses[HOST_READ].count, uses[HOST_READ].opset, uses[HOST_READ].backends,
+                                "; ".join(filter(None, (uses[HOST_READ].note, note))))
+    else:
+        backends = {m.backend: m.status(HOST_READ, report.device, frozenset()) if m.runs_model_code
+                    else (NOT_RUN, "the backend compiles the exported graph, which holds no such read") for m in manifests}
+        uses[HOST_READ] = OpUse(HOST_READ, reads, opset_class(HOST_READ, opset)[0], backends, note)
+    return Report(report.model, report.opset_version, report.backends, report.device, tuple(uses.values()))
+
+
 def coverage(example: ExampleModel, opset: Opset, table: dict, manifests=None, name: str = "", device: str = "cpu") -> Report:
     exported = export_decomposed(example, table)
-    return classify(count_ops(exported.graph_module), opset, manifests, name, device)
+    manifests = [manifests] if isinstance(manifests, BackendManifest) else list(manifests or [])
+    report = classify(count_ops(exported.graph_module), opset, manifests, name, device,
+                      settings_by_op(exported.graph_module))
+    return with_host_reads(report, host_reads(example) if any(m.runs_model_code for m in manifests) else 0,
+                           manifests, opset)

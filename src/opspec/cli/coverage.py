@@ -17,7 +17,10 @@ def add_parser(subparsers) -> None:
         description="Export MODEL once with torch.export, decompose it with the opset's table and count every op "
         "left in the graph. Each op is core, bookkeeping (an assertion or range constraint the opset's policy "
         "covers) or outside the opset; against each backend's manifest it is lowered, fallback (with what ran instead), unsupported or undeclared on "
-        "the device. Exit 0 when no backend leaves an op unlowered (with --backend none: no op outside the "
+        "the device; an op a manifest lowers except for some argument settings or input dtypes (fallback_args) is "
+        "flagged only where a call in the graph has one. For a backend that runs the model's own code (PyTorch/XLA), "
+        "the model also runs once eagerly, and the tensor values its Python code reads (aten::_local_scalar_dense) "
+        "count too. Exit 0 when no backend leaves an op unlowered (with --backend none: no op outside the "
         "opset), 1 otherwise, 2 for unusable input.",
     )
     parser.add_argument("model", metavar="MODEL", help=f"{models.FORMS}; the factory returns (nn.Module, args), "

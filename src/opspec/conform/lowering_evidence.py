@@ -11,7 +11,10 @@ instead and its class (:data:`opspec.spec.manifests.FALLBACK_KINDS`); the backen
 or its runtime ran it (a right answer, or a wrong one it computed itself) -> lowered; no evidence (nothing ran, or the
 compile failed before the backend showed what it would do) -> no verdict. Per op and
 device: fallback when any dtype fell back (the reason names those dtypes when not all
-did), else lowered. Only manifests and JSON are read here, no torch.
+did), else lowered. An op measured lowered at its default arguments that falls back when a
+call sets some of them (``fallback_args``) keeps that entry: a report's drawn calls set those
+arguments or not, so its evidence either way is what the entry says. Only manifests and JSON
+are read here, no torch.
 """
 from __future__ import annotations
 
@@ -110,6 +113,11 @@ def apply(data: dict[str, Any], found: dict[str, dict[str, Verdict]], evidence: 
         if by_device is None:
             placed[was].append(entry)
             continue
+        if was == "lowered" and _falls_back_with_args(entry):
+            # measured lowered at its defaults and falling back when named arguments are set: a report's drawn calls
+            # set them, so its fallbacks are what the entry already says
+            placed["lowered"].append(entry)
+            continue
         statuses = {v.status for v in by_device.values()}
         # an op measured lowered keeps that word on the devices no report ran it on: it falls back only where seen
         everywhere = was != "lowered" or set(by_device) >= set(DEVICES)
@@ -141,6 +149,10 @@ def apply(data: dict[str, Any], found: dict[str, dict[str, Verdict]], evidence: 
     if placed["unsupported"]:
         result["unsupported"] = placed["unsupported"]
     return result, moved
+
+
+def _falls_back_with_args(entry: Any) -> bool:
+    return isinstance(entry, dict) and bool(entry.get("fallback_args"))
 
 
 def _why(was: str, entry: Any) -> str:
@@ -177,6 +189,8 @@ def disagreements(manifest, report: dict[str, Any], extern: Iterable[str] = ()) 
     fallback in the other, or run by the backend but unsupported or undeclared in the manifest (one line each)."""
     problems = []
     for op, by_device in verdicts(report, extern or manifest.extern_kernels).items():
+        if op in manifest.fallback_args:  # lowered at the defaults, fallback with the named arguments: either fits
+            continue
         for device, verdict in by_device.items():
             status, _ = manifest.status(op, device)
             if status != verdict.status:

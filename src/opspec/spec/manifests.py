@@ -49,6 +49,9 @@ class BackendManifest:
     devices: tuple[str, ...] = ()  # devices the per-device facts were measured on
     evidence: tuple[str, ...] = ()  # the conformance reports whose execution evidence decided the ops they ran
     extern_kernels: tuple[str, ...] = ()  # ops the backend can hand to an extern kernel (class extern-kernel)
+    # lowered ops that fall back when a call sets one of these arguments away from its schema default: op -> names
+    fallback_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    runs_model_code: bool = False  # the backend runs the model's own Python code eagerly (its host reads too)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
@@ -67,14 +70,26 @@ class BackendManifest:
             unsupported={_op_of(e): _reason_of(e) for e in data.get("unsupported", ())},
             evidence=tuple(data.get("evidence", ())),
             extern_kernels=tuple(data.get("extern_kernels", ())),
+            runs_model_code=data.get("runs_model_code", False),
+            fallback_args={e["op"]: tuple(e["fallback_args"]) for e in data["lowered"]
+                           if isinstance(e, dict) and e.get("fallback_args")},
         )
 
-    def status(self, op: str, device: str | None = None) -> tuple[str, str]:
-        """("lowered" | "fallback" | "unsupported" | "undeclared", note) for one op, on ``device`` when given."""
+    def status(self, op: str, device: str | None = None, settings: Collection[str] | None = None) -> tuple[str, str]:
+        """("lowered" | "fallback" | "unsupported" | "undeclared", note) for one op, on ``device`` when given.
+
+        ``settings``: the arguments the calls in question set away from their schema defaults (a model's graph);
+        None for calls that may set any (conform's drawn calls). An op lowered at its defaults that falls back
+        when some arguments are set (``fallback_args``) is a fallback only for calls that set one of them."""
         if op in self.lowered:
             reason = self.fallback_on.get(op, {}).get(device) if device else None
             if reason:
                 return "fallback", f"on {device}: {reason}"
+            args = self.fallback_args.get(op, ())
+            named = [a for a in args if settings is None or a in settings]
+            if named:
+                which = " or ".join(named) if settings is None else ", ".join(named)
+                return "fallback", f"{'when a call sets' if settings is None else 'the calls set'} {which}: {self.lowered[op]}"
             return "lowered", self.lowered[op]
         if op in self.fallback:
             return "fallback", self.fallback[op]
@@ -177,6 +192,7 @@ def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | st
         return findings + [Finding(yamlio.mark_of(data, "opset"), opset)]
     names = sorted(opset.core_names() | set(opset.rules_by_op) | set(opset.bookkeeping_by_name))
     measured = set(data.get("devices", ()))
+    opset_schemas = {op.name: op.schema for op in opset.ops} | {op.name: op.schema for op in opset.bookkeeping}
     seen: dict[str, Mark] = {}
     for key in ("lowered", "fallback", "unsupported"):
         entries = data.get(key, ())
@@ -190,8 +206,32 @@ def _semantic_findings(loaded: LoadedFile, opset_for: Callable[[str], Opset | st
             for device in (entry.get("fallback_on") or {}) if isinstance(entry, dict) else ():
                 if device not in measured:
                     findings.append(Finding(mark, f"{op}: fallback_on names device {device!r}, which the manifest's devices do not list"))
+            schema = opset_schemas.get(op) or (known_ops.get(op) if isinstance(known_ops, Mapping) else None)
+            named = entry.get("fallback_args", ()) if isinstance(entry, dict) else ()
+            arguments = schema_arguments(schema) if schema else {}
+            strangers = [a for a in named if schema and not (arguments.get(a) if ":" not in a
+                                                             else a.split(":")[0] in arguments)]
+            if strangers:
+                findings.append(Finding(mark, f"{op}: fallback_args names {', '.join(strangers)}, not an argument "
+                                              f"with a default (NAME) or an argument (NAME:DTYPE) of {schema}"))
             if op in seen:
                 findings.append(Finding(mark, f"{op} is listed twice (first at line {seen[op].line})"))
             else:
                 seen[op] = mark
     return findings
+
+
+def schema_arguments(schema: str) -> dict[str, bool]:
+    """Argument name -> whether it has a default, from a schema as torch prints it (no torch needed): the settings a
+    call may leave out are those with one (``aten::addmm(Tensor self, ..., *, Scalar beta=1, Scalar alpha=1) -> ...``)."""
+    inside = schema[schema.index("(") + 1:schema.rindex(") ->")]
+    parts, depth, current = [], 0, []
+    for char in inside:
+        depth += (char in "([") - (char in ")]")
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return {part.split("=")[0].split()[-1]: "=" in part for part in parts if part.strip() and part.strip() != "*"}

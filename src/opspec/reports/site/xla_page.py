@@ -1,7 +1,8 @@
 """The page for PyTorch/XLA developers: the core ops PyTorch/XLA does not lower yet, most-used first.
 
 Three committed files feed it: the XLA manifest (``conformance/backends/xla.yaml``,
-measured from PyTorch/XLA's own fallback counters), the zoo comparison
+measured from PyTorch/XLA's own fallback counters; ops it lowers at their default
+arguments only get a table of their own), the zoo comparison
 (``benchmarks/results/xla_coverage.json``: which models need each op) and the
 ``xla`` conformance report (each fallback case's repro). An op is ranked by the
 number of zoo models whose run PyTorch/XLA sends through it to the ATen CPU
@@ -65,6 +66,18 @@ def pages(root: Path, slugs: dict[str, str], core: set[str]) -> dict[str, str]:
         rows = f"[rows](ops/{slug}.md#special-cases)" if slug else "-"
         who = f"{len(users)}: " + ", ".join(sanitize.inline(u) for u in users) if users else "0"
         lines.append(f"| {name} | {who} | {sanitize.inline(manifest.fallback[op][:200])} | {rows} |")
+    at_defaults = sorted(op for op in manifest.fallback_args if op in core)
+    if at_defaults:
+        lines += ["", "## Lowered at the default arguments only", "",
+                  "PyTorch/XLA lowers these when a call leaves the named arguments at their defaults, as exported "
+                  "models mostly do, and runs the ATen CPU kernel when a call sets one of them (each measured alone). "
+                  "`opspec coverage --backend xla` flags only the model calls that set one.", "",
+                  "| op | falls back when a call sets | measured |", "|---|---|---|"]
+        for op in at_defaults:
+            slug = slugs.get(op)
+            name = f"[{sanitize.code(op)}](ops/{slug}.md)" if slug else sanitize.code(op)
+            args = ", ".join(sanitize.code(a) for a in manifest.fallback_args[op])
+            lines.append(f"| {name} | {args} | {sanitize.inline(manifest.lowered[op][:200])} |")
     shown = [(op, repros[op]) for op in fallback if repros.get(op)]
     if shown:
         lines += ["", "## Repros", "",

@@ -36,6 +36,7 @@ import torch
 
 from opspec.spec.model import Interval, TestingHints
 from opspec.testing.strategies.call import Call
+from opspec.testing.strategies.defaults import with_settings
 from opspec.testing.strategies.op_traits import (
     ACCUMULATES,
     BRANCHES,
@@ -200,16 +201,4 @@ def branch_variants(call: Call) -> list[Call]:
     settings = BRANCHES.get(call.op, ())
     if not settings:
         return []
-    _, arguments = arguments_of_call(call)
-    positional = [a.name for a in arguments if not a.kwarg_only]
-    variants = []
-    for setting in settings:
-        args, kwargs = list(call.args), dict(call.kwargs)
-        for name, value in setting.items():
-            position = positional.index(name) if name in positional else None
-            if position is not None and position < len(args):
-                args[position] = value
-            else:
-                kwargs[name] = value
-        variants.append(Call(call.op, tuple(args), kwargs))
-    return variants
+    return [with_settings(call, setting) for setting in settings]
