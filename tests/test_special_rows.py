@@ -188,3 +188,16 @@ def test_a_batch_of_rows_that_errors_is_blamed_on_the_row_that_errors_alone(monk
     assert failed["status"] == "run-error" and run.row.mark.line == 9 and run.example.inputs[0].numel() == 3
     assert special_rows.failure(Backend(refuses_fives), run.example, special_rows.where(run.row), "float32",
                                 run.row.says)["status"] == "run-error"
+
+
+def test_a_batch_that_errors_while_each_row_holds_alone_is_an_input_not_a_row(monkeypatch):
+    rows = (_row([0.0, -1.0, 1.0]), _row([0.0, -1.0, 1.0], line=9, inputs=("nan", -3.0, 5.0)))
+    monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::sign": rows})
+
+    def refuses_six_elements(x):
+        if x.numel() == 6:
+            raise RuntimeError("refused")
+        return torch.sign(x)
+    failed, run, _ = special_rows.check(Backend(refuses_six_elements), _sign_op(), CASE, {}, budget=2)
+    assert failed["status"] == "run-error" and "run as one call" in failed["message"]
+    assert run.row is None and run.example.inputs[0].numel() == 6

@@ -247,14 +247,15 @@ class CaseRunner:
                                                    self.settings.max_compiles, built_by=built_by, ride=ride)
             if failed is not None:
                 self.failing = (run.example, run.compiled_for or run.example)
-                failed["repro"] = f"# {failed['message']}\n" + self.repro(
-                    run.example, case, seed, built_by=run.compiled_for,
-                    row=(special_rows.where(run.row), run.dtype, run.row.says))
+                row = (special_rows.where(run.row), run.dtype, run.row.says) if run.row is not None else None
+                failed["repro"] = f"# {failed['message']}\n" + self.repro(run.example, case, seed,
+                                                                           built_by=run.compiled_for, row=row)
                 if repro_file is not None:
                     atomic.write_text(repro_file, failed["repro"])
                     failed["repro_file"] = str(repro_file)
                 failed["examples"] = len(verdicts)
-                failed["special_case"] = {"row": special_rows.where(run.row), "says": run.row.says, "dtype": run.dtype}
+                if row is not None:  # a batch of rows that errs as one call is judged as an input, not a row
+                    failed["special_case"] = {"row": row[0], "says": row[2], "dtype": run.dtype}
                 return failed
             if run is not None and run.distance > level_distance:  # a row's program ran it farther from the target
                 level_repro = self.repro(run.example, case, seed, built_by=run.compiled_for,

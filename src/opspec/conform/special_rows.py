@@ -380,8 +380,12 @@ def run_unit(backend, compiled: dict, unit, used: list[str], built_by: dict | No
                 failed = run_unit(backend, compiled, (run.example, [run], None), used, built_by)
                 if failed is not None:
                     return failed
-        shown = dataclasses.replace(group[0], example=example) if batch is not None else group[0]
-        return {"status": status, "message": f"{place}: {message}"}, shown, {}
+        if batch is None:
+            return {"status": status, "message": f"{place}: {message}"}, group[0], {}
+        # no row errs alone: the batch's call is an input like a drawn one, judged and replayed as one (row None)
+        rows = ", ".join(where(run.row) for run in group)
+        return ({"status": status, "message": f"special-case rows {rows} ({group[0].dtype}) run as one call: {message}"},
+                RowRun(None, group[0].dtype, example, group[0].compiled_for), {})
 
     if built is None:
         built_by[example.key] = example
