@@ -64,12 +64,13 @@ DECLARATIONS = (_declare("executorch", False), _declare("executorch-xnnpack", Tr
 
 def _bounded_shapes(example_inputs: list) -> tuple | None:
     """Dynamic sizes with an upper bound: ExecuTorch plans memory for the largest size a program may see,
-    and without a bound takes the example's own, so a larger input later is refused (error 0x10)."""
+    and without a bound takes the example's own, so a larger input later is refused (error 0x10). The bound is
+    at least the example's size, or the program would refuse the very input it was built for."""
     from torch.export import Dim
 
     if not example_inputs:
         return None
-    return (tuple({i: Dim.AUTO(max=MAX_SIZE) for i in range(t.dim())} for t in example_inputs),)
+    return (tuple({i: Dim.AUTO(max=max(MAX_SIZE, t.shape[i])) for i in range(t.dim())} for t in example_inputs),)
 
 
 def _delegated(edge_program) -> set[str]:
