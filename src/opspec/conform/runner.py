@@ -215,10 +215,11 @@ class CaseRunner:
                 atomic.write_text(repro_file, source)
             before = len(seen) if seen is not None else 0
             riding = ride is not None and not ride.used
+            on_ride = ride is not None and ride.shared is not None and compiled.get(example.key) is ride.shared
             outcome = replay.judge_example(ride or self.backend, example, op, seed, compiled=compiled)
-            if riding and ride.results is not None and isinstance(outcome, dict):
+            if (riding or on_ride) and ride.results is not None and isinstance(outcome, dict):
                 # judged alone, as its repro will judge it: the shared program is the rows' business
-                ride.results, compiled[example.key] = None, None
+                compiled[example.key] = None
                 outcome = replay.judge_example(self.backend, example, op, seed, compiled=compiled)
             distance = evidence.distance(case.op, seen[before:]) if seen is not None else 0
             if riding and ride.results is not None:

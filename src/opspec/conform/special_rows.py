@@ -225,6 +225,7 @@ class Ride:
         self.units = [u for u in self.all_units if not u[0].written and u[0].call.op not in cases.SYMBOLIC
                       and _in_dtype(u[0], case.dtype)]
         self.results: list | None = None
+        self.shared = None  # the program the backend built for the drawn call and the rows together
         self.distance = 0  # how far from the target the shared program ran the op (set by the runner)
         self.used = not self.units
 
@@ -263,6 +264,7 @@ class Ride:
                         self.results = list(rows)
                     return drawn
             return plain[0](*tensors)
+        self.shared = run
         return run
 
 
