@@ -2,6 +2,8 @@
 
     python benchmarks/version_matrix.py [--versions 2.11.0 2.15.0] [--venvs DIR] [--steps ...]
     python benchmarks/version_matrix.py --table-only     # rewrite the README table from the JSON
+    python benchmarks/version_matrix.py --here --device cuda --steps special_cases decompositions inductor \
+        --keep DIR                                        # this interpreter's torch, on a GPU machine
 
 For each torch version: a venv ``DIR/torch-X`` (torch==X from the registry and
 opspec's other dependencies at the versions in constraints.txt; made once, reused
@@ -15,6 +17,11 @@ after), then with the working tree on ``PYTHONPATH``:
 - ``decompositions``: ``pytest conformance/test_decompositions.py`` (the ci profile), its counts and failures;
 - ``inductor``: ``opspec conform --backend inductor --isolate --dtypes float32``, its summary and non-passing cases.
 
+``--here`` runs the steps with this interpreter and its torch instead of a venv, and
+``--device cuda`` runs the rows, the decomposition suite's CUDA cases and the
+inductor run on the GPU: that leg is kept as the entry ``X cuda`` beside the CPU
+entry ``X`` of the same torch. ``--keep DIR`` keeps the inductor report there.
+
 Results are merged per version into ``benchmarks/results/version_matrix.json``
 (written atomically after each step, so a long run keeps what it finished), and the
 table between the markers in ``benchmarks/README.md`` is rewritten from it.
@@ -26,6 +33,7 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -57,28 +65,56 @@ def main(argv: list[str] | None = None) -> int:
                         help="run inductor on every K-th core op (sorted by name) to bound the time; 1: every op")
     parser.add_argument("--workers", default="2", help="pytest-xdist workers for the decomposition suite (default 2)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--here", action="store_true", help="use this interpreter and its torch (no venv)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--jobs", help="worker processes of the inductor run (default: conform's, the cores)")
+    parser.add_argument("--step-timeout", type=float, default=TIMEOUT_S, metavar="S",
+                        help="seconds a step may take before it is recorded as timed out")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the inductor report in DIR (its journal too, if it stops)")
     parser.add_argument("--table-only", action="store_true", help="only rewrite the README table from the JSON")
     args = parser.parse_args(argv)
     results = json.loads(args.out.read_text()) if args.out.is_file() else {"versions": {}}
-    if not args.table_only:
+    if args.here:
+        run_here(args, results)
+    elif not args.table_only:
         for version in args.versions:
             run_version(version, args, results)
-    write_table(results)
+    if args.out.resolve() == RESULTS:  # the README's table is the published results', not a scratch file's
+        write_table(results)
     return 0
 
 
 def run_version(version: str, args, results: dict) -> None:
     venv = args.venvs / f"torch-{version}"
-    python = ensure_venv(venv, version)
-    entry = results["versions"].setdefault(version, {})
+    run_steps(ensure_venv(venv, version), version, args, results)
+
+
+def run_here(args, results: dict) -> None:
+    """The steps with this interpreter's torch, on ``args.device``; a GPU leg is its own entry."""
+    import torch
+
+    version = torch.__version__.split("+")[0]
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("version_matrix: --device cuda: CUDA is not available on this machine")
+    run_steps(Path(sys.executable), version if args.device == "cpu" else f"{version} {args.device}", args, results)
+
+
+def run_steps(python: Path, key: str, args, results: dict) -> None:
+    version = key
+    entry = results["versions"].setdefault(key, {})
     entry["torch"] = output(python, "-c", "import torch; print(torch.__version__)").strip()
     entry["python"] = output(python, "-c", "import platform; print(platform.python_version())").strip()
     entry["platform"] = platform.platform(terse=True)
-    entry["device"] = "cpu"
+    entry["device"] = args.device
+    if args.device == "cuda":
+        entry["device_name"] = output(python, "-c", "import torch; print(torch.cuda.get_device_name())").strip()
     for step in args.steps:
         print(f"torch {version}: {step} ...", flush=True)
         began = time.perf_counter()
-        entry[step] = STEP_FUNCTIONS[step](python, args)
+        try:
+            entry[step] = STEP_FUNCTIONS[step](python, args)
+        except subprocess.TimeoutExpired:
+            entry[step] = {"ok": False, "exit": None, "summary": f"timed out after {args.step_timeout:.0f} s"}
         entry[step]["duration_s"] = round(time.perf_counter() - began, 1)
         print(f"torch {version}: {step}: {entry[step]['summary']} ({entry[step]['duration_s']} s)", flush=True)
         entry["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
@@ -114,9 +150,20 @@ def ensure_venv(venv: Path, version: str) -> Path:
 # ---- steps ----
 
 def run(python: Path, *args: str, timeout: float = TIMEOUT_S, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(REPO / "src"), "CI": "1", "OPSPEC_HYPOTHESIS_PROFILE": "ci"}
+    # the tree's src first; a PYTHONPATH already set (packages unpacked beside a system torch) stays after it
+    path = os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))
+    environment = {**os.environ, "PYTHONPATH": path, "CI": "1", "OPSPEC_HYPOTHESIS_PROFILE": "ci"}
     environment.update(env or {})
-    return subprocess.run([str(python), *args], cwd=REPO, env=environment, capture_output=True, text=True, timeout=timeout)
+    # a session of its own, so a step that runs out of time takes its worker processes with it
+    with subprocess.Popen([str(python), *args], cwd=REPO, env=environment, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def output(python: Path, *args: str) -> str:
@@ -153,7 +200,8 @@ def step_validate(python: Path, args) -> dict:
 
 
 def step_special_cases(python: Path, args) -> dict:
-    return special_cases_result(run(python, "-m", "opspec.checks.special_cases", "--json"))
+    return special_cases_result(run(python, "-m", "opspec.checks.special_cases", "--json", "--device", args.device,
+                                    timeout=args.step_timeout))
 
 
 def special_cases_result(done: subprocess.CompletedProcess) -> dict:
@@ -205,8 +253,10 @@ def step_drift(python: Path, args) -> dict:
 def step_decompositions(python: Path, args) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         junit = Path(folder) / "junit.xml"
+        # on a GPU leg only the CUDA cases (ids end in -cuda); the CPU ones are that torch's CPU entry
+        device = ["-k", "cuda"] if args.device == "cuda" else []
         done = run(python, "-m", "pytest", "conformance/test_decompositions.py", "-p", "no:cacheprovider", "-q",
-                   "-n", args.workers, f"--junitxml={junit}", "-o", "junit_family=xunit2")
+                   "-n", args.workers, *device, f"--junitxml={junit}", "-o", "junit_family=xunit2", timeout=args.step_timeout)
         if not junit.is_file():
             return {"exit": done.returncode, "ok": False, "summary": "pytest wrote no results", "detail": done.stdout[-1500:] + done.stderr[-500:]}
         cases = ElementTree.parse(junit).getroot().iter("testcase")
@@ -235,10 +285,13 @@ def step_decompositions(python: Path, args) -> dict:
 
 def step_inductor(python: Path, args) -> dict:
     with tempfile.TemporaryDirectory() as folder:
-        report_path = Path(folder) / "inductor.json"
+        folder = args.keep or Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        report_path = folder / f"inductor-{args.device}.json"
         ops = sample_ops(args.inductor_sample)
         done = run(python, "-m", "opspec", "conform", "--backend", "inductor", "--isolate", "--dtypes", *args.dtypes,
-                   "--report", str(report_path), *(["--ops", ",".join(ops)] if ops else []))
+                   "--device", args.device, *(["-j", args.jobs] if args.jobs else []),
+                   "--report", str(report_path), *(["--ops", ",".join(ops)] if ops else []), timeout=args.step_timeout)
         if not report_path.is_file():
             return {"exit": done.returncode, "ok": False, "summary": "no report", "detail": done.stderr[-1500:]}
         report = json.loads(report_path.read_text())
@@ -246,7 +299,7 @@ def step_inductor(python: Path, args) -> dict:
     off = [{"op": r["op"], "dtype": r["dtype"], "status": r["status"], "message": (r.get("message") or "").splitlines()[0][:300] if r.get("message") else ""}
            for r in report["results"] if r["status"] not in ("pass", "xfail")]
     counts = {k: summary[k] for k in CONFORM_STATUSES if summary.get(k)}
-    return {"exit": done.returncode, "ok": done.returncode == 0, "dtypes": args.dtypes, "ops": ops or "all", "cases": len(report["results"]),
+    return {"exit": done.returncode, "ok": done.returncode == 0, "device": args.device, "dtypes": args.dtypes, "ops": ops or "all", "cases": len(report["results"]),
             "counts": counts, "not_passing": off,
             "warnings": report.get("warnings", []), "summary": f"exit {done.returncode}, " + ", ".join(f"{v} {k}" for k, v in counts.items())}
 
@@ -267,10 +320,16 @@ STEP_FUNCTIONS = {"wheel": step_wheel, "validate": step_validate, "special_cases
 
 # ---- the table ----
 
+def entry_order(key: str) -> tuple:
+    """'2.11.0' before '2.11.0 cuda' before '2.12.1'."""
+    version, _, device = key.partition(" ")
+    return (*(int(p) for p in version.split(".")), device)
+
+
 def write_table(results: dict) -> None:
     rows = ["| torch | wheel keeps torch | `opspec validate` | special cases | `opspec drift` | decomposition suite (ci profile) | inductor (`--isolate`, float32) | time |",
             "|---|---|---|---|---|---|---|---|"]
-    for version in sorted({*VERSIONS, *results["versions"]}, key=lambda v: tuple(int(p) for p in v.split("."))):
+    for version in sorted({*VERSIONS, *results["versions"]}, key=entry_order):
         entry = results["versions"].get(version, {})
 
         def cell(step: str, render) -> str:
@@ -289,7 +348,8 @@ def write_table(results: dict) -> None:
                         + ("" if d.get("ops", "all") == "all" else f" ({d['cases']} sampled ops)"))
         wheel = cell("wheel", lambda d: "yes" if d["ok"] else d["summary"])
         total = entry.get("total_s")
-        rows.append(f"| {entry.get('torch', version)} | {wheel} | {validate} | {special} | {drift} | {decomps} | {inductor} | "
+        torch = entry.get("torch", version) + (f" ({entry['device_name']})" if entry.get("device", "cpu") != "cpu" else "")
+        rows.append(f"| {torch} | {wheel} | {validate} | {special} | {drift} | {decomps} | {inductor} | "
                     f"{f'{total / 60:.0f} min' if total else ''} |")
     text = README.read_text(encoding="utf-8")
     if START not in text:

@@ -160,22 +160,35 @@ def validate_findings(root: Path, opsets: list[Opset], use_torch: bool) -> tuple
     return findings, notes
 
 
+def _device_available(device: str) -> bool:
+    torch = torch_ops.torch_module()
+    try:
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError):
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m opspec.checks.special_cases", description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="*", type=Path, help="special-case files (default: the opset's)")
     parser.add_argument("--json", action="store_true", help="print one JSON object: torch, findings, each row's status")
+    parser.add_argument("--device", default="cpu", help="the device whose eager kernels the rows run on (default cpu)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     cases, problems = spec_cases.read(args.files or None)
     if problems:
         print(*problems, sep="\n")
         return 2
+    if args.device != "cpu" and not _device_available(args.device):
+        print(f"--device {args.device}: not available on this machine")
+        return 2
     try:
-        result = run_cases(cases, _opset(None))
+        result = run_cases(cases, _opset(None), args.device)
     except (OpsetError, FileNotFoundError) as err:
         print(err)
         return 2
     if args.json:
-        print(json.dumps({"torch": torch_ops.torch_module().__version__, "checked": result.checked,
+        print(json.dumps({"torch": torch_ops.torch_module().__version__, "device": args.device, "checked": result.checked,
                           "findings": [str(f) for f in result.findings], "rows": dict(sorted(result.status.items()))},
                          indent=1))
     else:
