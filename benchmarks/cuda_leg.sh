@@ -23,6 +23,8 @@ command -v nvidia-smi >/dev/null && nvidia-smi -L
 export PYTHONUNBUFFERED=1
 # each worker compiles its own kernels: a compile pool per worker would oversubscribe the cores
 export TORCHINDUCTOR_COMPILE_THREADS=1
+# synchronous launches: a device fault is charged to the call that made it, not to a later one
+export CUDA_LAUNCH_BLOCKING=1
 keep=$(mktemp -d)
 leg() {  # leg SECONDS STEP...
   local limit=$1; shift

@@ -83,8 +83,11 @@ def pytest_runtest_call(item):
         return (yield)
     except decomp_check.KernelMissing as err:
         pytest.skip(str(err))
-    except kernel_errors.DeviceFault as err:
+    except Exception as err:
+        # a fault can surface anywhere, wrapped in another error (a tensor literal that cannot be made)
+        if not (isinstance(err, kernel_errors.DeviceFault) or kernel_errors.mentions_device_fault(err)):
+            raise
         if device is not None:
             POISONED[device] = item.nodeid
-        pytest.fail(f"crash: {err}; the cases after it on {device or 'this device'} in this process are skipped",
-                    pytrace=False)
+        pytest.fail(f"crash: device fault: {kernel_errors.first_line(err)}; the cases after it on "
+                    f"{device or 'this device'} in this process are skipped", pytrace=False)

@@ -114,8 +114,11 @@ from opspec.testing.kernel_errors import DeviceFault
 
 @pytest.mark.parametrize("case", ["a-cuda", "b-cuda", "c-cpu", "d-cuda"], ids=lambda c: c)
 def test_case(case):
-    if case == "a-cuda":
-        raise DeviceFault("device fault: RuntimeError: CUDA error: an illegal memory access was encountered")
+    if case == "a-cuda":  # a fault that surfaces wrapped, as when a row's tensor literal cannot be made
+        try:
+            raise RuntimeError("CUDA error: device-side assert triggered")
+        except RuntimeError as err:
+            raise ValueError("[1.0, 2.0] is no float32 tensor") from err
 '''
 
 
@@ -128,3 +131,54 @@ def test_a_device_fault_in_the_suite_skips_the_later_cases_on_that_device_naming
     assert "crash: device fault" in done.stdout
     skipped = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
     assert len(skipped) == 2 and all("test_case[a-cuda] poisoned cuda" in line for line in skipped)
+
+
+def test_a_row_that_faults_the_device_is_a_finding_and_stops_the_process(monkeypatch):
+    from opspec.checks import special_cases as check
+    from opspec.spec import special_cases as spec_cases
+    from opspec.testing import special_cases as rows
+
+    cases = {op: found for op, found in spec_cases.load_special_cases().items() if op in ("aten::abs", "aten::neg")}
+    real = rows.run
+    faulting = cases["aten::neg"][0]
+
+    def run(op, args, kwargs):
+        if op is torch_ops.resolve("aten::neg") and len(heard) == len(cases["aten::abs"]):
+            return RuntimeError("CUDA error: device-side assert triggered")
+        return real(op, args, kwargs)
+
+    heard = []
+    monkeypatch.setattr(rows, "run", run)
+    with pytest.raises(check.DeviceFaulted, match="faults the device"):
+        check.run_cases(cases, None, "cpu", on_row=lambda key, status, finding, n: heard.append((key, status)))
+    assert [s for _, s in heard] == ["holds"] * len(cases["aten::abs"]) + ["device fault"]
+    assert heard[-1][0] == check.row_key(faulting)
+    # a fresh process goes on after the rows already done
+    rest = []
+    check.run_cases(cases, None, "cpu", done=frozenset(k for k, _ in heard),
+                    on_row=lambda key, status, finding, n: rest.append(key))
+    assert rest == [check.row_key(c) for c in cases["aten::neg"][1:]]
+
+
+def test_the_isolated_row_check_restarts_after_each_device_fault(monkeypatch):
+    from opspec.checks import special_cases as check
+
+    def line(key, status, finding=None):
+        return json.dumps({"key": key, "status": status, "finding": finding, "checked": 1})
+
+    children = iter([(3, [line("a", "holds"), line("b", "device fault", "x.yaml:2:1: b faults")]),
+                     (3, [line("c", "device fault", "x.yaml:3:1: c faults")]),
+                     (0, [line("d", "holds"), "a stray print"])])
+    seen_done = []
+
+    def fake_run(argv, **kwargs):
+        seen_done.append(json.loads(Path(argv[argv.index("--child") + 1]).read_text()))
+        assert kwargs["env"]["CUDA_LAUNCH_BLOCKING"] == "1"
+        code, lines = next(children)
+        return subprocess.CompletedProcess(argv, code, "\n".join(lines) + "\n", "")
+
+    monkeypatch.setattr(check.subprocess, "run", fake_run)
+    status, findings, checked, skipped = check.run_isolated([], "cuda")
+    assert status == {"a": "holds", "b": "device fault", "c": "device fault", "d": "holds"}
+    assert findings == ["x.yaml:2:1: b faults", "x.yaml:3:1: c faults"] and checked == 4
+    assert seen_done == [[], ["a", "b"], ["a", "b", "c"]]

@@ -4,12 +4,21 @@
 the command ``python -m opspec.checks.special_cases [FILE ...]`` prints one line per
 finding and exits 0 when every row holds, 1 when some row is false, 2 when the data
 cannot be used (schema errors, an unknown op or argument).
+
+On an accelerator (``--device cuda``) a row can fault the device (a device-side assert
+where the CPU kernel raises IndexError): nothing after it in that process can be
+trusted. There the rows run in a child process with synchronous launches, so the
+fault is the row that caused it; the row is a finding (``device fault``) and a fresh
+child goes on from the next row.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -30,11 +39,16 @@ class Result:
     unusable: list[Finding] = field(default_factory=list)  # rows that cannot be run as written
     checked: int = 0  # (row, dtype) pairs run
     skipped: int = 0  # rows whose torch range or devices exclude this torch/device
-    status: dict[str, str] = field(default_factory=dict)  # row_key -> holds | false | unusable | outside
+    status: dict[str, str] = field(default_factory=dict)  # row_key -> holds | false | unusable | outside | device fault
+    device_faults: list[Finding] = field(default_factory=list)  # rows whose kernel faulted the device
 
     @property
     def findings(self) -> list[Finding]:
-        return sorted(self.unusable + self.false_rows, key=lambda f: (f.mark.path, f.mark.line, f.mark.col))
+        return sorted(self.unusable + self.false_rows + self.device_faults, key=lambda f: (f.mark.path, f.mark.line, f.mark.col))
+
+
+class DeviceFaulted(Exception):
+    """A row faulted the device: the process is poisoned, the run stops after recording it."""
 
 
 def row_key(case: SpecialCase) -> str:
@@ -52,16 +66,20 @@ def _says(case: SpecialCase) -> str:
     return case.says if len(case.says) <= SAYS_SHOWN else case.says[: SAYS_SHOWN - 3] + "..."
 
 
-def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = None, device: str = "cpu") -> Result:
-    """Each row in each of its dtypes against the eager kernel on ``device``."""
+def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = None, device: str = "cpu",
+              done: frozenset[str] = frozenset(), on_row=None) -> Result:
+    """Each row in each of its dtypes against the eager kernel on ``device``; rows named in ``done`` are left
+    out, and ``on_row(key, status, finding, checked)`` hears of each row as it ends. A row that faults the
+    device ends the run with DeviceFaulted, after ``on_row`` has heard of it."""
     from opspec.testing import native_warnings  # torch: imported here so validate runs without it
 
     with native_warnings.held_back():  # rows call kernels at their edges on purpose: their C++ warnings are noise
-        return _run_cases(cases, opset, device)
+        return _run_cases(cases, opset, device, done, on_row or (lambda *_: None))
 
 
-def _run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None, device: str) -> Result:
-    from opspec.testing import special_cases as rows
+def _run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None, device: str,
+               done: frozenset[str], on_row) -> Result:
+    from opspec.testing import kernel_errors, special_cases as rows
     from opspec.testing.strategies import dtypes_under_test
 
     result = Result()
@@ -76,32 +94,97 @@ def _run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None, d
             continue
         hint_dtypes = dtypes_under_test(op_name, hints.get(op_name))
         for case in op_rows:
+            key = row_key(case)
+            if key in done:
+                continue
             if not rows.applies(case, torch_version, device):
                 result.skipped += 1
-                result.status[row_key(case)] = "outside"
+                result.status[key] = "outside"
+                on_row(key, "outside", None, 0)
                 continue
-            result.status[row_key(case)] = "holds"
+            result.status[key] = "holds"
+            checked, finding = result.checked, None
             failed: list[tuple[str, rows.Judgement]] = []
             for dtype in rows.case_dtypes(case, hint_dtypes):
                 try:
                     args, kwargs = rows.materialize(case, op, dtype, device)
+                    outcome = rows.run(op, args, kwargs)
+                    kernel_errors.screen(outcome) if isinstance(outcome, Exception) else None
+                    result.checked += 1
+                    judgement = rows.judge(case, dtype, outcome, latitude=False)
+                except kernel_errors.DeviceFault as err:
+                    finding = Finding(case.mark, f"{op_name} row '{_says(case)}' ({dtype}): on {device} the kernel "
+                                                 f"faults the device instead: {kernel_errors.first_line(err)}")
+                    result.device_faults.append(finding)
+                    result.status[key] = "device fault"
+                    on_row(key, "device fault", finding, result.checked - checked)
+                    raise DeviceFaulted(str(finding)) from err
                 except rows.CaseError as err:
-                    result.unusable.append(Finding(case.mark, f"{op_name} row '{_says(case)}' ({dtype}): {err}"))
-                    result.status[row_key(case)] = "unusable"
+                    if kernel_errors.mentions_device_fault(err):  # the tensor literal could not be made: poisoned
+                        raise DeviceFaulted(f"{op_name} row '{_says(case)}': {err}") from err
+                    finding = Finding(case.mark, f"{op_name} row '{_says(case)}' ({dtype}): {err}")
+                    result.unusable.append(finding)
+                    result.status[key] = "unusable"
                     break
-                result.checked += 1
-                judgement = rows.judge(case, dtype, rows.run(op, args, kwargs), latitude=False)
                 if not judgement.ok:
                     failed.append((dtype, judgement))
             if failed:  # one finding per row: what the first dtype gave, and every dtype that failed
                 dtype, judgement = failed[0]
-                result.status[row_key(case)] = "false"
-                result.false_rows.append(Finding(
+                result.status[key] = "false"
+                finding = Finding(
                     case.mark,
                     f"{op_name} row '{_says(case)}' ({', '.join(d for d, _ in failed)}): expected {judgement.expected}, "
                     f"torch gives {judgement.got}" + (f" ({judgement.reason})" if judgement.reason else ""),
-                ))
+                )
+                result.false_rows.append(finding)
+            on_row(key, result.status[key], finding, result.checked - checked)
     return result
+
+
+# ---- on an accelerator: a child process per stretch of rows between device faults ----
+
+CHILD_RESTARTS = 200  # device faults one run may survive (each costs a fresh process)
+
+
+def run_isolated(files: list[Path], device: str) -> tuple[dict[str, str], list[str], int, int]:
+    """(status by row, findings, checked, skipped) with every row run in children that restart after a device
+    fault; launches are synchronous (CUDA_LAUNCH_BLOCKING) so the fault is charged to the row that made it."""
+    status: dict[str, str] = {}
+    findings: list[str] = []
+    checked = skipped = 0
+    env = {**os.environ, "CUDA_LAUNCH_BLOCKING": "1"}
+    with tempfile.NamedTemporaryFile("w+", suffix=".json") as done_file:
+        for _ in range(CHILD_RESTARTS):
+            done_file.seek(0), done_file.truncate(), json.dump(sorted(status), done_file), done_file.flush()
+            child = subprocess.run([sys.executable, "-m", "opspec.checks.special_cases", "--device", device,
+                                    "--child", done_file.name, *map(str, files)], capture_output=True, text=True, env=env)
+            for line in child.stdout.splitlines():
+                if not line.startswith('{"key"'):  # something else printed to stdout
+                    continue
+                row = json.loads(line)
+                status[row["key"]] = row["status"]
+                checked += row["checked"]
+                skipped += row["status"] == "outside"
+                findings += [row["finding"]] if row["finding"] else []
+            if child.returncode != 3:  # 3: a device fault ended the child; anything else is the end of the rows
+                if child.returncode not in (0, 1):
+                    findings.append(f"the row check stopped: exit {child.returncode}: {child.stderr.strip()[-300:]}")
+                return status, findings, checked, skipped
+    findings.append(f"the row check stopped after {CHILD_RESTARTS} device faults")
+    return status, findings, checked, skipped
+
+
+def _child(cases, device: str, done_path: Path) -> int:
+    """Rows as JSON lines, one as each ends; exit 3 when one faulted the device."""
+    def on_row(key, status, finding, checked):
+        print(json.dumps({"key": key, "status": status, "finding": finding and str(finding), "checked": checked}),
+              flush=True)
+
+    try:
+        result = run_cases(cases, _opset(None), device, frozenset(json.loads(done_path.read_text())), on_row)
+    except DeviceFaulted:
+        return 3
+    return 1 if result.findings else 0
 
 
 def _opset(opset: "Opset | str | None") -> Opset | None:
@@ -174,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", type=Path, help="special-case files (default: the opset's)")
     parser.add_argument("--json", action="store_true", help="print one JSON object: torch, findings, each row's status")
     parser.add_argument("--device", default="cpu", help="the device whose eager kernels the rows run on (default cpu)")
+    parser.add_argument("--isolate", action="store_true",
+                        help="run the rows in child processes that restart after a device fault (always on an accelerator)")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # rows already done (run_isolated's child)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     cases, problems = spec_cases.read(args.files or None)
     if problems:
@@ -182,21 +268,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.device != "cpu" and not _device_available(args.device):
         print(f"--device {args.device}: not available on this machine")
         return 2
-    try:
-        result = run_cases(cases, _opset(None), args.device)
-    except (OpsetError, FileNotFoundError) as err:
-        print(err)
-        return 2
-    if args.json:
-        print(json.dumps({"torch": torch_ops.torch_module().__version__, "device": args.device, "checked": result.checked,
-                          "findings": [str(f) for f in result.findings], "rows": dict(sorted(result.status.items()))},
-                         indent=1))
+    if args.child:
+        return _child(cases, args.device, args.child)
+    if args.isolate or args.device != "cpu":
+        status, findings, checked, skipped = run_isolated(args.files, args.device)
     else:
-        for finding in result.findings:
-            print(finding)
-    print(f"{result.checked} row-dtype checks, {len(result.false_rows)} false, {len(result.unusable)} unusable, "
-          f"{result.skipped} rows outside this torch or device", file=sys.stderr)
-    return 2 if result.unusable else (1 if result.false_rows else 0)
+        try:
+            result = run_cases(cases, _opset(None), args.device)
+        except (OpsetError, FileNotFoundError) as err:
+            print(err)
+            return 2
+        status, findings, checked, skipped = result.status, [str(f) for f in result.findings], result.checked, result.skipped
+    counts = {name: sum(1 for s in status.values() if s == name) for name in ("false", "unusable", "device fault")}
+    if args.json:
+        print(json.dumps({"torch": torch_ops.torch_module().__version__, "device": args.device, "checked": checked,
+                          "findings": findings, "rows": dict(sorted(status.items()))}, indent=1))
+    else:
+        print(*findings, sep="\n") if findings else None
+    print(f"{checked} row-dtype checks, {counts['false']} false, {counts['unusable']} unusable, "
+          f"{counts['device fault']} device faults, {skipped} rows outside this torch or device", file=sys.stderr)
+    return 2 if counts["unusable"] else (1 if counts["false"] or counts["device fault"] else 0)
 
 
 if __name__ == "__main__":

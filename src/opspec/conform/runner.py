@@ -104,6 +104,8 @@ class CaseRunner:
                 record = {"status": "crash", "message": f"{err}; the worker is replaced"}
             except Exception as err:  # a suite bug must cost one case, not the run
                 record = {"status": "run-error", "message": f"{attribution.INTERNAL}: {type(err).__name__}: {err}"}
+                if kernel_errors.mentions_device_fault(err):
+                    record = {"status": "crash", "message": f"device fault: {kernel_errors.first_line(err)}; the worker is replaced"}
             if record["status"] in ("compile-error", "run-error") and device_fault(record.get("message", "")):
                 record = {**record, "status": "crash", "message": f"device fault: {record['message']}; the worker is replaced"}
         record.setdefault("message", "")
@@ -197,6 +199,8 @@ class CaseRunner:
         except kernel_errors.DeviceFault:
             raise
         except Exception as err:  # hypothesis could not satisfy the strategy
+            if kernel_errors.mentions_device_fault(err):  # or a draw faulted the device, wrapped on its way out
+                raise kernel_errors.DeviceFault(f"device fault: {kernel_errors.first_line(err)}") from err
             return {"status": "skip", "message": f"no valid inputs could be drawn: {type(err).__name__}: {err}"}
         if not examples:
             return {"status": "skip", "message": "the eager kernel rejected every drawn input", "examples": 0}

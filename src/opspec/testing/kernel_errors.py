@@ -44,6 +44,17 @@ def is_device_fault(err: BaseException) -> bool:
     return isinstance(err, (RuntimeError, DeviceFault)) and any(pattern in text for pattern in DEVICE_FAULTS)
 
 
+def mentions_device_fault(err: BaseException) -> bool:
+    """``err`` or an error it was raised from is a device fault (a wrapper's message may quote it)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if any(pattern in str(err) for pattern in DEVICE_FAULTS):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
 def missing_kernel(err: BaseException, dtype: str) -> str | None:
     """The kernel's own words when ``err`` says it has no implementation for ``dtype``, else None."""
     if not isinstance(err, (NotImplementedError, RuntimeError)):
