@@ -2,7 +2,8 @@
 
 "Checked on" lists the torch versions where the version matrix
 (``benchmarks/results/version_matrix.json``, step ``special_cases``) found the row to
-hold, and the torch the site was built with when the build ran the rows itself.
+hold, a GPU leg as ``2.11.0 (cuda)``, and the torch the site was built with when the
+build ran the rows itself.
 """
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def matrix_versions(path: Path) -> dict[str, list[str]]:
     for version, entry in sorted(versions.items(), key=lambda item: tuple(int(p) if p.isdigit() else 0 for p in item[0].split("."))):
         step = entry.get("special_cases") if isinstance(entry, dict) else None
         for key in (step or {}).get("held", []) if isinstance(step, dict) else []:
-            found.setdefault(key, []).append(str(entry.get("torch", version)).split("+")[0])
+            device = entry.get("device", "cpu")  # a GPU leg is named for its device beside the CPU entries
+            found.setdefault(key, []).append(str(entry.get("torch", version)).split("+")[0] + ("" if device == "cpu" else f" ({device})"))
     return found
 
 

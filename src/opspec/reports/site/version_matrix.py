@@ -36,7 +36,10 @@ def read(path: Path) -> list[dict[str, Any]]:
             details.append(f"decomposition suite: {failure.get('test')}: {failure.get('message')}")
         for case in (entry.get("inductor") or {}).get("not_passing", []):
             details.append(f"inductor: {case.get('op')} {case.get('dtype')}: {case.get('status')}: {case.get('message')}")
-        rows.append({"torch": str(entry.get("torch", version)), "measured": str(entry.get("measured", "")),
+        device = entry.get("device", "cpu")  # a GPU leg: its device and card beside the torch
+        torch = str(entry.get("torch", version)) + ("" if device == "cpu" else f" on {device} ({entry.get('device_name', 'GPU')})")
+        details += [f"{step}: {entry[step]['note']}" for step in STEPS if isinstance(entry.get(step), dict) and entry[step].get("note")]
+        rows.append({"torch": torch, "measured": str(entry.get("measured", "")),
                      "minutes": round(entry["total_s"] / 60) if isinstance(entry.get("total_s"), (int, float)) else None,
                      "steps": steps, "details": details})
     return rows
