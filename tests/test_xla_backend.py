@@ -288,6 +288,40 @@ def test_a_host_read_in_the_model_s_code_counts_for_a_backend_that_runs_that_cod
     assert [u.op for u in alone.ops] == ["aten::relu"]
 
 
+def test_an_eager_call_export_decomposes_counts_where_it_was_measured_to_fall_back():
+    import torch
+
+    from opspec.bridge import decomp_table
+    from opspec.checks import coverage
+    from opspec.spec import load
+    from opspec.spec.manifests import BackendManifest
+
+    opset = load.load_opset()
+    table = decomp_table.decomposition_table(opset)
+
+    class WeightNormed(torch.nn.Module):  # as wav2vec2's positional convolution: torch._weight_norm in forward
+        def forward(self, v, g):
+            return torch._weight_norm(v, g, 0)
+
+    def manifest(name, runs_model_code, eager_ops):
+        return BackendManifest.from_dict({"opset": opset.version, "backend": name, "measured_with": "by hand",
+                                          "runs_model_code": runs_model_code, "lowered": [], "fallback": [],
+                                          "eager_ops": eager_ops})
+
+    example = coverage.ExampleModel(WeightNormed(), (torch.randn(3, 4), torch.randn(3, 1)))
+    measured = [{"op": "aten::_weight_norm_interface", "status": "fallback", "note": "measured alone"}]
+    report = coverage.coverage(example, opset, table, [manifest("eagerish", True, measured), manifest("graphish", False, [])])
+    use = next(u for u in report.ops if u.op == "aten::_weight_norm_interface")
+    assert use.count == 1 and "eager code" in use.note and use.opset == coverage.OUTSIDE
+    assert "aten::_weight_norm_interface" in report.not_lowered("eagerish")
+    assert use.backends["graphish"][0] == coverage.NOT_RUN  # a graph compiler sees the decomposition only
+    # measured lowered, or not measured: the eager call adds nothing
+    lowered = [{**measured[0], "status": "lowered"}]
+    for eager_ops in (lowered, []):
+        quiet = coverage.coverage(example, opset, table, [manifest("eagerish", True, eager_ops)])
+        assert "aten::_weight_norm_interface" not in {u.op for u in quiet.ops}
+
+
 def test_without_torch_xla_the_backend_is_one_line_naming_the_extra(tmp_path):
     if _has_torch_xla():
         pytest.skip("torch_xla is installed here")

@@ -531,6 +531,8 @@ def main() -> int:
             needs = ", ".join(BACKENDS[backend].packages)
             print(f"{path}: cannot measure {backend} (needs {needs}): {err}", file=sys.stderr)
             return 2
+        if path.is_file():  # measured by tools/measure_eager_ops.py, from models: kept as it is
+            data.update({k: v for k, v in yamlio.load_file(path).items() if k == "eager_ops"})
         text = yamlio.dump(data, HEADER)
         summary = f"{len(data['lowered'])} lowered, {len(data['fallback'])} fallback, {len(data.get('unsupported', ()))} unsupported"
         if args.check:

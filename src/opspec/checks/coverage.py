@@ -201,45 +201,64 @@ def classify(counts: Counter, opset: Opset, manifests: list[BackendManifest] | B
     return Report(model, opset.version, tuple(m.backend for m in manifests), device, tuple(uses))
 
 
-def host_reads(example: ExampleModel) -> int:
-    """How often the model's own Python code reads a tensor's value (``.item()``, ``if mask.all():``) in one eager
-    run on its example inputs. Export specialises such code away, so the exported graph does not show these reads,
-    but a backend that runs the model's code eagerly (PyTorch/XLA) runs each as ``aten::_local_scalar_dense``."""
+def eager_calls(example: ExampleModel) -> Counter:
+    """op -> how often one eager run of the model on its example inputs dispatches it. A backend that runs the
+    model's own code (PyTorch/XLA) sees these calls, not the exported graph: the model's reads of tensor values
+    (``.item()``, ``if mask.all():``, run as ``aten::_local_scalar_dense``), which export specialises away, and ops
+    outside the core set that export decomposes (``torch._weight_norm`` calls ``aten::_weight_norm_interface``)."""
     torch = torch_ops.torch_module()
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    reads = []
+    calls: Counter = Counter()
 
-    class Reads(TorchDispatchMode):
+    class Calls(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if torch_ops.op_name(func) == HOST_READ:
-                reads.append(func)
+            calls[torch_ops.op_name(func)] += 1
             return func(*args, **(kwargs or {}))
 
     try:
-        with torch.no_grad(), warnings.catch_warnings(), Reads():
+        with torch.no_grad(), warnings.catch_warnings(), Calls():
             warnings.simplefilter("ignore")
             example.model(*example.args, **dict(example.kwargs))
     except Exception as err:
         raise ModelError(f"the model's eager run failed: {one_line(err)}") from None
-    return len(reads)
+    return calls
 
 
-def with_host_reads(report: Report, reads: int, manifests: list[BackendManifest], opset: Opset) -> Report:
-    """The report with the model's host reads counted for the backends that run its Python code (manifest
-    ``runs_model_code``); the others compile only the graph, where the reads are not."""
-    if not reads or not any(m.runs_model_code for m in manifests):
+def with_eager_calls(report: Report, calls: Counter, manifests: list[BackendManifest], opset: Opset) -> Report:
+    """The report with the model's eager calls counted for the backends that run its Python code (manifest
+    ``runs_model_code``): its host reads, and the calls of ops outside the graph that such a backend's
+    ``eager_ops`` measured as fallbacks. The other backends compile only the graph, where these calls are not."""
+    eager = [m for m in manifests if m.runs_model_code]
+    if not eager:
         return report
-    note = f"read {reads} time(s) by the model's Python code, outside the exported graph"
     uses = {use.op: use for use in report.ops}
-    if HOST_READ in uses:  # in the graph too: the graph's calls decide, the note adds the eager reads
-        uses[HOST_READ] = OpUse(HOST_READ, uses[HOST_READ].count, uses[HOST_READ].opset, uses[HOST_READ].backends,
-                                "; ".join(filter(None, (uses[HOST_READ].note, note))))
-    else:
-        backends = {m.backend: m.status(HOST_READ, report.device, frozenset()) if m.runs_model_code
-                    else (NOT_RUN, "the backend compiles the exported graph, which holds no such read") for m in manifests}
-        uses[HOST_READ] = OpUse(HOST_READ, reads, opset_class(HOST_READ, opset)[0], backends, note)
+    reads = calls.get(HOST_READ, 0)
+    if reads and HOST_READ in uses:  # in the graph too: the graph's calls decide, the note adds the eager reads
+        use = uses[HOST_READ]
+        note = f"read {reads} time(s) by the model's Python code, outside the exported graph"
+        uses[HOST_READ] = OpUse(HOST_READ, use.count, use.opset, use.backends, "; ".join(filter(None, (use.note, note))))
+    elif reads:
+        uses[HOST_READ] = OpUse(HOST_READ, reads, opset_class(HOST_READ, opset)[0], _eager_status(HOST_READ, manifests, report.device, (
+            NOT_RUN, "the backend compiles the exported graph, which holds no such read")),
+            f"read {reads} time(s) by the model's Python code, outside the exported graph")
+    for op, count in sorted(calls.items()):
+        if op in uses or not any(m.eager_ops.get(op, ("",))[0] == "fallback" for m in eager):
+            continue
+        uses[op] = OpUse(op, count, opset_class(op, opset)[0], _eager_status(op, manifests, report.device, (
+            NOT_RUN, "the backend compiles the exported graph, where the call is decomposed")),
+            f"called {count} time(s) by the model's eager code; the exported graph holds its decomposition")
     return Report(report.model, report.opset_version, report.backends, report.device, tuple(uses.values()))
+
+
+def _eager_status(op: str, manifests: list[BackendManifest], device: str, elsewhere: tuple[str, str]) -> dict:
+    def status(m: BackendManifest) -> tuple[str, str]:
+        if not m.runs_model_code:
+            return elsewhere
+        if op in m.eager_ops:
+            return m.eager_ops[op]
+        return m.status(op, device, frozenset())
+    return {m.backend: status(m) for m in manifests}
 
 
 def coverage(example: ExampleModel, opset: Opset, table: dict, manifests=None, name: str = "", device: str = "cpu") -> Report:
@@ -247,5 +266,5 @@ def coverage(example: ExampleModel, opset: Opset, table: dict, manifests=None, n
     manifests = [manifests] if isinstance(manifests, BackendManifest) else list(manifests or [])
     report = classify(count_ops(exported.graph_module), opset, manifests, name, device,
                       settings_by_op(exported.graph_module))
-    return with_host_reads(report, host_reads(example) if any(m.runs_model_code for m in manifests) else 0,
-                           manifests, opset)
+    return with_eager_calls(report, eager_calls(example) if any(m.runs_model_code for m in manifests) else Counter(),
+                            manifests, opset)

@@ -20,7 +20,7 @@ def add_parser(subparsers) -> None:
         "the device; an op a manifest lowers except for some argument settings or input dtypes (fallback_args) is "
         "flagged only where a call in the graph has one. For a backend that runs the model's own code (PyTorch/XLA), "
         "the model also runs once eagerly, and the tensor values its Python code reads (aten::_local_scalar_dense) "
-        "count too. Exit 0 when no backend leaves an op unlowered (with --backend none: no op outside the "
+        "count too, as do its calls of non-core ops the backend's manifest measured as fallbacks (eager_ops). Exit 0 when no backend leaves an op unlowered (with --backend none: no op outside the "
         "opset), 1 otherwise, 2 for unusable input.",
     )
     parser.add_argument("model", metavar="MODEL", help=f"{models.FORMS}; the factory returns (nn.Module, args), "

@@ -52,6 +52,8 @@ class BackendManifest:
     # lowered ops that fall back when a call sets one of these arguments away from its schema default: op -> names
     fallback_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     runs_model_code: bool = False  # the backend runs the model's own Python code eagerly (its host reads too)
+    # with runs_model_code: non-core ops models call eagerly, measured on the backend: op -> (lowered|fallback, note)
+    eager_ops: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
@@ -71,6 +73,7 @@ class BackendManifest:
             evidence=tuple(data.get("evidence", ())),
             extern_kernels=tuple(data.get("extern_kernels", ())),
             runs_model_code=data.get("runs_model_code", False),
+            eager_ops={e["op"]: (e["status"], e["note"]) for e in data.get("eager_ops", ())},
             fallback_args={e["op"]: tuple(e["fallback_args"]) for e in data["lowered"]
                            if isinstance(e, dict) and e.get("fallback_args")},
         )
