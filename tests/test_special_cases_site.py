@@ -63,6 +63,8 @@ def test_an_op_page_shows_its_rows_and_where_each_was_checked(workspace):
             "aten::abs: The absolute value of negative zero is positive zero."]}},
         "2.15.0": {"torch": "2.15.0", "special_cases": {"ok": True, "summary": "exit 0", "held": [
             "aten::abs: The absolute value of negative zero is positive zero.", "aten::abs: A bool input is refused."]}},
+        "2.11.0 cuda": {"torch": "2.11.0+cu130", "device": "cuda", "device_name": "a GPU", "special_cases": {
+            "ok": True, "summary": "exit 0", "held": ["aten::abs: A bool input is refused."]}},
     }}))
     page = generate(Workspace(workspace)).pages["ops/aten-abs.md"]
     header, zero, nan, newer, error = _table(page)
@@ -72,7 +74,7 @@ def test_an_op_page_shows_its_rows_and_where_each_was_checked(workspace):
     assert f"torch 2.11.0, 2.15.0 (version matrix); torch {installed} (when this page was built)" in zero
     assert f"FALSE on torch {installed}" in nan  # the build runs the rows: a false row shows as false
     assert f"not on torch {installed}" in newer and "holds for torch >=9.0: a row for a torch" in newer
-    assert "raises RuntimeError" in error and "torch 2.15.0 (version matrix)" in error
+    assert "raises RuntimeError" in error and "torch 2.11.0 (cuda), 2.15.0 (version matrix)" in error
     # Without running the rows (no torch at build), a row the matrix never ran is unchecked prose.
     page = generate(Workspace(workspace), run_examples=False).pages["ops/aten-abs.md"]
     assert "not checked yet (unchecked prose)" in _table(page)[2]
@@ -133,6 +135,11 @@ def test_the_version_matrix_step_keeps_each_rows_status():
     assert result["false"] == ["aten::sign: The sign of NaN is NaN."]
     assert result["summary"] == "exit 1, 1 of 2 rows hold, 1 false"
     assert result["torch"] == torch.__version__ and len(result["findings"]) == 1
+    # in child processes (as on a GPU, where a row may fault the device): the same statuses
+    isolated = subprocess.run([sys.executable, "-m", "opspec.checks.special_cases", "--json", "--isolate",
+                               str(HERE / "special_cases" / "false_row.yaml")],
+                              capture_output=True, text=True, env={"PYTHONPATH": str(HERE.parent / "src"), "PATH": "/usr/bin:/bin"})
+    assert matrix_script.special_cases_result(isolated) == result
     unusable = matrix_script.special_cases_result(subprocess.CompletedProcess([], 2, "x.yaml:3:7: bad row\n", ""))
     assert unusable["ok"] is False and unusable["findings"] == ["x.yaml:3:7: bad row"]
 
