@@ -1,4 +1,5 @@
 """opspec conform holds a backend to its op's special-case rows: exactly, with the row's mark in the verdict."""
+import pytest
 import torch
 
 from opspec.conform import special_rows
@@ -201,3 +202,15 @@ def test_a_batch_that_errors_while_each_row_holds_alone_is_an_input_not_a_row(mo
     failed, run, _ = special_rows.check(Backend(refuses_six_elements), _sign_op(), CASE, {}, budget=2)
     assert failed["status"] == "run-error" and "run as one call" in failed["message"]
     assert run.row is None and run.example.inputs[0].numel() == 6
+
+
+@pytest.mark.parametrize("op", ["aten::sym_stride.int", "aten::sym_is_contiguous"])
+def test_rows_that_cannot_share_a_program_still_run_beyond_the_compile_budget(op):
+    """Shape queries cannot join the program the rows beyond the budget share: each runs alone, none is dropped."""
+    from opspec.conform.cases import Case
+    from opspec.conform.runner import CaseRunner, Settings
+
+    record = CaseRunner(Settings(backend="aot_eager", max_examples=1, max_compiles=1)).run(Case(op, "float32", "cpu"))
+    assert record["status"] == "pass", record["message"]
+    assert record["special_cases"]["rows"] > 1
+    assert record["special_cases"]["run"] == record["special_cases"]["rows"]

@@ -355,8 +355,14 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int,
             return failed
         ran += len(unit[1])
     # the rows beyond the budget: every one of their calls in one program, one compile for all of them;
-    # a unit that program gets wrong (or a program that does not build) is run alone for its verdict
+    # a unit that program gets wrong (or a program that does not build) is run alone for its verdict. Rows that
+    # cannot share a program (an op that writes its input, a shape query) run alone: none is left out
     together = [u for u in rest if not u[0].written and u[0].call.op not in cases.SYMBOLIC]
+    for unit in [u for u in rest if not any(u is t for t in together)]:
+        failed = run_watched(unit)
+        if failed is not None:
+            return failed
+        ran += len(unit[1])
     for group in ([u for u in together if _in_dtype(u[0], case.dtype)],  # in the case's dtype, then the others
                   [u for u in together if not _in_dtype(u[0], case.dtype)]):
         failed = run_together(group)
