@@ -299,7 +299,11 @@ def test_scoreboard_history_and_the_op_index_worst_result(served, browser):
     article = browser.find_element(By.CSS_SELECTOR, "article").text
     assert "inductor-cpu: history" in article and "new failure" in article
     browser.get(served + "generated/ops/")
-    select = Select(browser.find_element(By.CSS_SELECTOR, ".opspec-filter select[aria-label='Worst result']"))
+    from selenium.webdriver.support import expected_conditions as ec
+
+    # the filters are built by the page's script once the table is there: wait for them, as a reader does
+    select = Select(_wait()(browser, 60).until(ec.presence_of_element_located(
+        (By.CSS_SELECTOR, ".opspec-filter select[aria-label='Worst result']"))))
     options = [o.text for o in select.options]
     assert "fallback" in options and not [o for o in options if " " in o.strip() and o != "not run"]  # statuses only
     select.select_by_value("fallback")
