@@ -1,7 +1,7 @@
 """Time one backend's conformance run at -j 1 and -j 2, one after the other, and check the verdicts agree.
 
     python benchmarks/conform_parallel.py [--backend aot_eager] [--dtypes all] [--shard K/N] [--jobs 1 2]
-                                          [--out benchmarks/results/conform_parallel.json]
+                                          [--out benchmarks/results/conform_parallel.json] [--keep DIR]
 
 Each run is ``python -m opspec conform --backend B --isolate --dtypes ... -j N`` with
 a fresh ``TORCHINDUCTOR_CACHE_DIR`` (no kernel from an earlier run); the script
@@ -9,6 +9,8 @@ prints each run's wall time, the load average around it (the machine may be
 shared), the ratio to the first, and whether every case has the same verdict as
 in the first run (status, message, evidence: the record less its timing and
 paths). ``--shard K/N`` times one part of the run (the same part at every -j).
+``--keep DIR`` keeps each run's report there (``jN.json``, with its repros), so a
+timed run can be the one published.
 """
 from __future__ import annotations
 
@@ -33,8 +35,8 @@ def verdicts(report: dict) -> dict:
             for r in report["results"]}
 
 
-def run(args, jobs: int, folder: Path) -> dict:
-    report = folder / f"j{jobs}.json"
+def run(args, jobs: int, folder: Path, reports: Path) -> dict:
+    report = reports / f"j{jobs}.json"
     command = [sys.executable, "-m", "opspec", "conform", "--backend", args.backend, "--isolate",
                "--dtypes", *args.dtypes, "-j", str(jobs), "--report", str(report)]
     if args.shard:
@@ -59,11 +61,15 @@ def main() -> int:
     parser.add_argument("--shard", help="time only this part of the run (K/N)")
     parser.add_argument("--jobs", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "conform_parallel.json")
+    parser.add_argument("--keep", type=Path, help="keep each run's report (jN.json) and repros in this folder")
     args = parser.parse_args()
     runs = []
     with tempfile.TemporaryDirectory(prefix="opspec-bench-parallel-") as name:
+        folder = Path(name)
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
         for jobs in args.jobs:
-            runs.append(run(args, jobs, Path(name)))
+            runs.append(run(args, jobs, folder, args.keep or folder))
             r = runs[-1]
             print(f"-j {jobs}: {r['cases']} cases in {r['wall_s']} s wall (report {r['duration_s']} s), "
                   f"load {r['load_before']} -> {r['load_after']}, exit {r['exit']}", flush=True)
