@@ -15,6 +15,7 @@ from opspec.reports.site import sanitize
 from opspec.reports.site.build import BuildError, build
 from opspec.reports.site.generate import generate, op_slugs, spellings
 from opspec.reports.site.results import read as read_results
+from opspec.spec.load import load_opset, load_versions
 from opspec.spec.workspace import Workspace
 
 pytest.importorskip("mkdocs")
@@ -108,6 +109,33 @@ def test_scoreboard_with_results(tmp_path):
     assert "<script" not in board and "| pass | Total |" in board and '<span class="opspec-id">1 (100.0%)</span> | 1 |' in board
     assert '[<span class="opspec-id">pass</span>](../reports/demo.md#case-demo-aten-abs-float32)' in pages["ops/aten-abs.md"]
     assert 'id="case-demo-aten-abs-float32"' in pages["reports/demo.md"]
+
+
+def test_scoreboard_counts_the_declared_dtypes_each_report_covers(tmp_path, monkeypatch):
+    """Dtype coverage is cells with a result over the op x dtype cells the newest opset declares; the heat map
+    marks an op with some declared dtypes not run."""
+    from opspec.conform import cases
+    from opspec.reports.site.scoreboard import declared_cells
+
+    declares = cases.dtypes_for  # the fixture's ops declare float32 only: give abs a second dtype
+    monkeypatch.setattr(cases, "dtypes_for", lambda op, wanted: ["float32", "float64"] if op.name == "aten::abs"
+                        else declares(op, wanted))
+    root = write_workspace(tmp_path / "repo")
+    newest = load_opset(load_versions(root / "opset")[-1].version, root / "opset")
+    declared = declared_cells(newest)
+    op, dtypes = next((name, d) for name, d in sorted(declared.items()) if len(d) > 1)
+    total = sum(len(d) for d in declared.values())
+    folder = root / "conformance" / "results"
+    folder.mkdir(parents=True)
+    records = [{"op": op, "dtype": d, "device": "cpu", "status": "pass"} for d in dtypes]
+    (folder / "full.json").write_text(json.dumps({"backend": "full", "opset": newest.version, "results": records}))
+    (folder / "one.json").write_text(json.dumps({"backend": "one", "opset": newest.version, "results": records[:1]}))
+    (folder / "old.json").write_text(json.dumps({"backend": "old", "opset": "1999.01", "results": records[:1]}))
+    board = generate(Workspace(root)).pages["scoreboard.md"]
+    assert f"{len(dtypes)} of {total} (" in board and f"1 of {total} (" in board and "— (opset 1999.01)" in board
+    partial = re.findall(r'class="hm hm-pass hm-partial"[^>]*title="([^"]*)"', board)
+    assert partial and all(f"1 of {len(dtypes)} declared dtypes run" in t for t in partial)
+    assert f"{len(dtypes)} of {len(dtypes)} declared dtypes run" in board
 
 
 def test_scoreboard_is_generic_over_statuses_and_fields(tmp_path):

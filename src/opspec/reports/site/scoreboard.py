@@ -45,12 +45,32 @@ def _percent(count: int, total: int) -> str:
     return f"{100 * count / total:.1f}%" if total else "—"
 
 
-def _summary(results: results_mod.Results, statuses: list[str]) -> list[dict]:
+def declared_cells(opset: Opset) -> dict[str, tuple[str, ...]]:
+    """Each active op of the opset and the dtypes it declares: the op x dtype cells a full run covers."""
+    from opspec.conform import cases
+
+    return {op.name: tuple(cases.dtypes_for(op, ["all"])) for op in opset.active_ops()}
+
+
+def dtype_coverage(records: list[results_mod.Record], declared: dict[str, tuple[str, ...]]) -> tuple[int, int]:
+    """How many of the declared op x dtype cells have a result in these records, and how many there are."""
+    run = {(r.op, r.dtype) for r in records}
+    return sum(1 for op, dtypes in declared.items() for d in dtypes if (op, d) in run), \
+        sum(len(dtypes) for dtypes in declared.values())
+
+
+def _summary(results: results_mod.Results, statuses: list[str], newest: Opset) -> list[dict]:
+    declared = declared_cells(newest)
     rows = []
     for report in sorted(results.reports, key=lambda r: (r.device != "cpu", r.device, r.backend, r.torch)):
         records = results.for_report(report.name)
         counts = {s: sum(1 for r in records if r.status == s) for s in statuses}
-        rows.append({"report": report, "counts": counts, "total": len(records),
+        if report.opset == newest.version:
+            covered, cells = dtype_coverage(records, declared)
+            coverage = f"{covered} of {cells} ({_percent(covered, cells)})"
+        else:  # another opset declares other cells (or the report names none): not counted against this one
+            coverage = f"— (opset {report.opset})" if report.opset else "—"
+        rows.append({"report": report, "counts": counts, "total": len(records), "dtype_coverage": coverage,
                      "cells": [f"{counts[s]} ({_percent(counts[s], len(records))})" if counts[s] else "·" for s in statuses]})
     return rows
 
@@ -61,9 +81,12 @@ def _heatmap(results: results_mod.Results, newest: Opset, page_prefix: str, op_p
     ops = sorted({*categories, *(r.op for r in results.records)},
                  key=lambda n: (CATEGORIES.index(categories[n]) if n in categories else len(CATEGORIES), n))
     reports = sorted(results.reports, key=lambda r: (r.device != "cpu", r.device, r.backend, r.torch))
+    declared = declared_cells(newest)
     worst: dict[tuple[str, str], results_mod.Record] = {}
+    dtypes_run: dict[tuple[str, str], set[str]] = {}
     for r in results.records:
         key = (r.report, r.op)
+        dtypes_run.setdefault(key, set()).add(r.dtype)
         if key not in worst or results_mod.status_key(r.status) > results_mod.status_key(worst[key].status):
             worst[key] = r
     chunk = -(-len(ops) // max(1, -(-len(ops) // 65)))  # equal chunks of at most 65 squares
@@ -84,9 +107,14 @@ def _heatmap(results: results_mod.Results, newest: Opset, page_prefix: str, op_p
                                  f'title="{html.escape(op)} on {html.escape(report.name)}: not run"></a></td>')
                     continue
                 why = record.ran_instead or record.reason or record.message
-                title = f"{op} {record.dtype} on {report.name}: {record.status}" + (f" — {why}" if why else "")
+                wanted = declared.get(op, ())
+                ran = len(dtypes_run[(report.name, op)] & set(wanted)) if wanted else 0
+                partial = bool(wanted) and ran < len(wanted)
+                title = (f"{op} on {report.name}: worst {record.status} ({record.dtype})"
+                         + (f", {ran} of {len(wanted)} declared dtypes run" if wanted else "")
+                         + (f" — {why}" if why else ""))
                 href = f"{page_prefix}reports/{report.name}/#{anchor(report.name, op, record.dtype)}"
-                css = re.sub(r"[^a-z0-9-]", "", record.status.lower()) or "unknown"
+                css = (re.sub(r"[^a-z0-9-]", "", record.status.lower()) or "unknown") + (" hm-partial" if partial else "")
                 cells.append(f'<td><a class="hm hm-{css}" href="{html.escape(href)}" '
                              f'title="{html.escape(title[:300])}"></a></td>')
             label = html.escape(f"{report.backend} · {report.device}")
@@ -157,7 +185,7 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         figure = None if (declared is not None and not declared.lowering_figure) or coverage is None else coverage
         meanings.append((report.backend, meaning, figure))
     out["scoreboard.md"] = env.get_template("scoreboard.md.j2").render(
-        reports=results.reports, statuses=statuses, summary=_summary(results, statuses),
+        reports=results.reports, statuses=statuses, summary=_summary(results, statuses, newest),
         heatmap=_heatmap(results, newest, "../", lambda n: f"../ops/{slugs[n]}/" if n in slugs else "#")
         if results.reports else "",
         meanings=meanings, devices=sorted({r.device for r in results.reports}), fallback_kinds=FALLBACK_KINDS,

@@ -1,0 +1,136 @@
+"""Triage a run that covers more dtypes than its expectations were written for.
+
+    python tools/triage_report.py REPORT.json [--dry-run]
+
+The report must be judged with today's expectation file (the one it names). Two
+edits are made to that file, in place, and printed:
+
+- an xfail entry whose cases pass in some dtypes (xpass) is limited to the dtypes
+  in which its cases still fail, and so is an entry written without dtypes whose
+  cases in other dtypes fail another way (another status or another first line of
+  the message) than in the dtype it was measured in;
+- every case left untriaged (fail, compile-error, run-error, crash, timeout, xpass)
+  gets an xfail entry, one per op, status and kind of message, naming the dtypes and
+  devices it was measured in, blamed as the run blamed it, and quoting one message.
+
+Then judge the report again (``tools/rejudge_reports.py REPORT``) and run this
+again until it has nothing left to do. Reasons written here say what was measured;
+a human names the cause where one is known.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+from opspec.conform import expectations as expectations_mod  # noqa: E402
+from opspec.conform.runner import cached_opset  # noqa: E402
+from opspec.spec import atomic  # noqa: E402
+
+UNTRIAGED = ("fail", "compile-error", "run-error", "crash", "timeout")
+HEADER = "  # ---- every dtype: cases measured with --dtypes all ({date}); the message quoted is the run's ----\n"
+
+
+def kind(record: dict) -> str:
+    """What a failure looked like, without its numbers and places: two cases of one kind share a cause."""
+    first = (record.get("message") or record["status"]).splitlines()[0]
+    first = re.sub(r"opset/special_cases/[\w./-]+:\d+", "ROW", first)
+    first = re.sub(r"0x[0-9a-fA-F]+|\d+(\.\d+)?(e[-+]?\d+)?", "N", first)
+    return f"{record.get('outcome', record['status'])}: {first[:60]}"
+
+
+def quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def narrowed(lines: list[str], line: int, dtypes: list[str]) -> None:
+    """Give the entry starting at ``line`` (1-based, its ``- op:`` line) exactly these dtypes."""
+    start = line - 1
+    indent = len(lines[start]) - len(lines[start].lstrip(" -"))
+    end = start + 1
+    while end < len(lines) and lines[end].startswith(" " * indent) and not lines[end].lstrip().startswith("- "):
+        end += 1
+    text = f"{' ' * indent}dtypes: [{', '.join(dtypes)}]\n"
+    for i in range(start + 1, end):
+        if lines[i].strip().startswith("dtypes:"):
+            lines[i] = text
+            return
+    lines.insert(start + 1, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("report", type=Path)
+    parser.add_argument("--dry-run", action="store_true", help="print the edits, write nothing")
+    args = parser.parse_args(argv)
+    report = json.loads(args.report.read_text(encoding="utf-8"))
+    path = REPO / report["expectations"]
+    loaded = expectations_mod.read(path, cached_opset(report["opset"]), report["torch"])
+    by_where = {entry.where: entry for entry in loaded.entries}
+
+    # the cases each entry judged, by dtype, and the kind of failure in the dtype it was written for
+    judged: dict[str, list[dict]] = defaultdict(list)
+    for record in report["results"]:
+        where = (record.get("expectation") or {}).get("where")
+        if where and record["status"] in ("xfail", "xpass"):
+            judged[where].append(record)
+    limits: dict[int, list[str]] = {}
+    for where, records in judged.items():
+        entry = by_where[where]
+        failing = [r for r in records if r["status"] == "xfail"]
+        if not entry.dtypes:  # written from a float32 run (or the op's first dtype): the cause it names is that one's
+            measured = next((r for r in records if r["dtype"] == "float32"), records[0])
+            failing = [r for r in failing if measured["status"] == "xfail" and kind(r) == kind(measured)]
+        dtypes = sorted({r["dtype"] for r in failing})
+        if not dtypes:
+            print(f"{where}: every case it matches passes: stale, left for a human")
+            continue
+        if len(dtypes) < len({r["dtype"] for r in records}):
+            limits[int(where.rsplit(":", 1)[1])] = dtypes
+            print(f"{where}: limited to {', '.join(dtypes)}")
+
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for line in sorted(limits, reverse=True):  # bottom up, so the lines above keep their numbers
+        narrowed(lines, line, limits[line])
+
+    # what no entry (after the limits) covers: grouped by op, status and kind of message
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for record in report["results"]:
+        outcome = record.get("outcome", record["status"])
+        where = (record.get("expectation") or {}).get("where", "")
+        limit = limits.get(int(where.rsplit(":", 1)[1])) if where else None
+        unjudged = record["status"] in UNTRIAGED
+        left_out = record["status"] == "xfail" and limit is not None and record["dtype"] not in limit
+        if unjudged or left_out:
+            groups[(record["op"], outcome, kind(record), record.get("blame", ""))].append(record)
+    added = []
+    for (op, outcome, _, blame), records in sorted(groups.items()):
+        dtypes = sorted({r["dtype"] for r in records})
+        devices = sorted({r["device"] for r in records})
+        message = (records[0].get("message") or outcome).splitlines()[0][:300]
+        entry = [f"  - op: {op}\n", f"    dtypes: [{', '.join(dtypes)}]\n", f"    devices: [{', '.join(devices)}]\n",
+                 "    status: xfail\n"]
+        if blame in ("backend", "frontend"):
+            entry.append(f"    attribution: {blame}\n")
+        entry.append(f"    reason: {quote(f'measured {outcome} in {len(records)} case(s) ({records[0]['blame_reason'] if records[0].get('blame_reason') else 'no blame recorded'}): {message}')}\n")
+        added.append("".join(entry))
+        print(f"{op} {', '.join(dtypes)}: {outcome}, blamed on {blame or 'nobody'}")
+    if added:
+        date = report.get("date") or "this run"
+        header = HEADER.format(date=date)
+        if header not in "".join(lines):
+            lines.append(header)
+        lines.extend(added)
+    if not args.dry_run and (limits or added):
+        atomic.write_text(path, "".join(lines))
+    print(f"{path.relative_to(REPO)}: {len(limits)} entries limited, {len(added)} added")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
