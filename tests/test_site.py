@@ -131,7 +131,10 @@ def test_scoreboard_counts_the_declared_dtypes_each_report_covers(tmp_path, monk
     (folder / "full.json").write_text(json.dumps({"backend": "full", "opset": newest.version, "results": records}))
     (folder / "one.json").write_text(json.dumps({"backend": "one", "opset": newest.version, "results": records[:1]}))
     (folder / "old.json").write_text(json.dumps({"backend": "old", "opset": "1999.01", "results": records[:1]}))
-    board = generate(Workspace(root)).pages["scoreboard.md"]
+    pages = generate(Workspace(root)).pages
+    board = pages["scoreboard.md"]
+    assert "**By dtype**" in pages["reports/full.md"] and "**By dtype**" not in pages["reports/one.md"]
+    assert '| <span class="opspec-id">float64</span> | 1 | 1 |' in pages["reports/full.md"]
     assert f"{len(dtypes)} of {total} (" in board and f"1 of {total} (" in board and "— (opset 1999.01)" in board
     partial = re.findall(r'class="hm hm-pass hm-partial"[^>]*title="([^"]*)"', board)
     assert partial and all(f"1 of {len(dtypes)} declared dtypes run" in t for t in partial)

@@ -196,9 +196,14 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
     for report in results.reports:
         records = sorted(results.for_report(report.name), key=lambda r: (r.op, r.dtype))
         counts = {s: sum(1 for r in records if r.status == s) for s in statuses}
+        by_dtype: dict[str, dict[str, int]] = {}
+        for r in records:
+            row = by_dtype.setdefault(r.dtype, {})
+            row[r.status] = row.get(r.status, 0) + 1
         out[f"reports/{report.name}.md"] = env.get_template("report.md.j2").render(
             front=yaml_front(f"{report.backend} on {report.device}: conformance report", search_exclude=True),
             report=report, records=records, counts=counts, total=len(records),
+            by_dtype=dict(sorted(by_dtype.items())), statuses_run=[s for s in statuses if counts[s]],
             percent=_percent, anchor=anchor, coverage=results.coverage.get(report.backend),
             meaning=_meaning(report),
             not_passing=[r for r in records if r.status not in results_mod.GOOD],
