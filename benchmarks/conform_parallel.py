@@ -7,8 +7,10 @@ Each run is ``python -m opspec conform --backend B --isolate --dtypes ... -j N``
 a fresh ``TORCHINDUCTOR_CACHE_DIR`` (no kernel from an earlier run); the script
 prints each run's wall time, the load average around it (the machine may be
 shared), the ratio to the first, and whether every case has the same verdict as
-in the first run (status, message, evidence: the record less its timing and
-paths). ``--shard K/N`` times one part of the run (the same part at every -j).
+in the first run (status, outcome, who computed the op, who failed, and the
+expectation that judged it); cases whose verdict agrees but whose record differs
+in a detail (a message's wording, a compile count) are listed apart.
+``--shard K/N`` times one part of the run (the same part at every -j).
 ``--keep DIR`` keeps each run's report there (``jN.json``, with its repros), so a
 timed run can be the one published.
 """
@@ -28,11 +30,31 @@ sys.path.insert(0, str(REPO / "src"))
 from opspec.spec import atomic  # noqa: E402
 
 RUN_FIELDS = ("duration_s", "repro_file")
+# A case's verdict: its status, what it would be without expectations, who computed the op, who failed, and the
+# expectation that judged it. The rest of the record (the message's wording, compile counts) is detail.
+VERDICT_FIELDS = ("status", "outcome", "executed", "blame")
+
+
+def verdict(record: dict) -> dict:
+    return {**{k: record.get(k) for k in VERDICT_FIELDS}, "expectation": (record.get("expectation") or {}).get("where")}
 
 
 def verdicts(report: dict) -> dict:
     return {f"{r['op']} {r['dtype']} {r['device']}": {k: v for k, v in r.items() if k not in RUN_FIELDS}
             for r in report["results"]}
+
+
+def compare(runs: list[dict]) -> tuple[list[str], list[str]]:
+    """The cases whose verdict differs from the first run's, and those whose verdict agrees but not every detail."""
+    first, other_verdicts, other_details = runs[0]["verdicts"], set(), set()
+    for r in runs[1:]:
+        for case, record in first.items():
+            theirs = r["verdicts"].get(case)
+            if theirs is None or verdict(theirs) != verdict(record):
+                other_verdicts.add(case)
+            elif theirs != record:
+                other_details.add(case)
+    return sorted(other_verdicts), sorted(other_details)
 
 
 def run(args, jobs: int, folder: Path, reports: Path) -> dict:
@@ -74,21 +96,23 @@ def main() -> int:
             print(f"-j {jobs}: {r['cases']} cases in {r['wall_s']} s wall (report {r['duration_s']} s), "
                   f"load {r['load_before']} -> {r['load_after']}, exit {r['exit']}", flush=True)
     first = runs[0]
+    differing, detail = compare(runs)
     for r in runs:
         r["ratio_to_first"] = round(first["wall_s"] / r["wall_s"], 2)
-        r["same_verdicts_as_first"] = r["verdicts"] == first["verdicts"]
-    differing = sorted(k for r in runs[1:] for k in first["verdicts"] if r["verdicts"].get(k) != first["verdicts"][k])
-    for r in runs:
+        r["same_verdicts_as_first"] = not any(verdict(r["verdicts"].get(k, {})) != verdict(v) for k, v in first["verdicts"].items())
         r.pop("verdicts")
     result = {"backend": args.backend, "dtypes": args.dtypes, "shard": args.shard, "cores": os.cpu_count(),
               "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": runs,
-              "cases_with_other_verdicts": differing}
+              "verdict_fields": [*VERDICT_FIELDS, "expectation"],
+              "cases_with_other_verdicts": differing, "cases_with_the_same_verdict_and_other_details": detail}
     atomic.write_text(args.out, json.dumps(result, indent=2) + "\n")
     for r in runs[1:]:
         print(f"-j {r['jobs']}: {r['ratio_to_first']}x the speed of -j {first['jobs']}; "
               f"same verdicts: {r['same_verdicts_as_first']}")
     if differing:
         print(f"cases with other verdicts: {', '.join(differing[:10])}")
+    if detail:
+        print(f"same verdict, other details (message wording, compile counts): {', '.join(detail[:10])}")
     return 0 if not differing else 1
 
 

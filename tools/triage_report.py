@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         where = (record.get("expectation") or {}).get("where", "")
         limit = limits.get(int(where.rsplit(":", 1)[1])) if where else None
         unjudged = record["status"] in UNTRIAGED
-        left_out = record["status"] == "xfail" and limit is not None and record["dtype"] not in limit
+        left_out = outcome in UNTRIAGED and limit is not None and record["dtype"] not in limit
         if unjudged or left_out:
             groups[(record["op"], outcome, kind(record), record.get("blame", ""))].append(record)
     added = []
@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                  "    status: xfail\n"]
         if blame in ("backend", "frontend"):
             entry.append(f"    attribution: {blame}\n")
-        entry.append(f"    reason: {quote(f'measured {outcome} in {len(records)} case(s) ({records[0]['blame_reason'] if records[0].get('blame_reason') else 'no blame recorded'}): {message}')}\n")
+        why = records[0].get("blame_reason") or "no blame recorded"
+        entry.append(f"    reason: {quote(f'measured {outcome} in {len(records)} case(s) ({why}): {message}')}\n")
         added.append("".join(entry))
         print(f"{op} {', '.join(dtypes)}: {outcome}, blamed on {blame or 'nobody'}")
     if added:
