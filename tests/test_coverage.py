@@ -237,14 +237,16 @@ def _write(folder: Path, name: str, body: str) -> Path:
     return path
 
 
+def _toy_manifest(folder: Path, body: str) -> Path:
+    """toy.yaml: a manifest of the backend ``toy`` for opset 2026.12 (3 header lines), then ``body``."""
+    header = "opset: '2026.12'\nbackend: toy\nmeasured_with: by hand, for a test\n"
+    return _write(folder, "toy.yaml", header + textwrap.dedent(body).lstrip())
+
+
 def test_manifest_schema_error_has_file_line(tmp_path, opset):
-    path = _write(
+    path = _toy_manifest(
         tmp_path,
-        "toy.yaml",
         """
-        opset: '2026.12'
-        backend: toy
-        measured_with: by hand, for a test
         lowered:
           - aten::addmm
         fallback:
@@ -259,13 +261,9 @@ def test_manifest_schema_error_has_file_line(tmp_path, opset):
 
 
 def test_manifest_unknown_ops_and_duplicates(tmp_path, opset):
-    path = _write(
+    path = _toy_manifest(
         tmp_path,
-        "toy.yaml",
         """
-        opset: '2026.12'
-        backend: toy
-        measured_with: by hand, for a test
         lowered:
           - aten::addmm
           - aten::add.Tensr
@@ -290,13 +288,9 @@ def test_manifest_unknown_ops_and_duplicates(tmp_path, opset):
 
 
 def test_manifest_fallback_args_must_be_arguments_with_defaults(tmp_path, opset):
-    _write(
+    _toy_manifest(
         tmp_path,
-        "toy.yaml",
         """
-        opset: '2026.12'
-        backend: toy
-        measured_with: by hand, for a test
         lowered:
           - op: aten::addmm
             fallback_args: [beta, gamma]
