@@ -29,8 +29,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 from opspec.conform import expectations as expectations_mod  # noqa: E402
+from opspec.conform.lowering import shown  # noqa: E402
 from opspec.conform.runner import cached_opset  # noqa: E402
 from opspec.spec import atomic  # noqa: E402
+from opspec.spec.load import OpsetError  # noqa: E402
 
 UNTRIAGED = ("fail", "compile-error", "run-error", "crash", "timeout")
 HEADER = "  # ---- every dtype: cases measured with --dtypes all ({date}); the message quoted is the run's ----\n"
@@ -42,6 +44,10 @@ def kind(record: dict) -> str:
     first = re.sub(r"opset/special_cases/[\w./-]+:\d+", "ROW", first)
     first = re.sub(r"0x[0-9a-fA-F]+|\d+(\.\d+)?(e[-+]?\d+)?", "N", first)
     return f"{record.get('outcome', record['status'])}: {first[:60]}"
+
+
+def line_of(where: str) -> int:
+    return int(where.rsplit(":", 1)[1])
 
 
 def quote(text: str) -> str:
@@ -68,20 +74,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("report", type=Path)
     parser.add_argument("--dry-run", action="store_true", help="print the edits, write nothing")
     args = parser.parse_args(argv)
-    report = json.loads(args.report.read_text(encoding="utf-8"))
-    path = REPO / report["expectations"]
-    loaded = expectations_mod.read(path, cached_opset(report["opset"]), report["torch"])
-    by_where = {entry.where: entry for entry in loaded.entries}
+    try:  # a report or expectation file that cannot be read is one line, and nothing is written
+        report = json.loads(args.report.read_text(encoding="utf-8"))
+        path = REPO / report["expectations"]
+        loaded = expectations_mod.read(path, cached_opset(report["opset"]), report["torch"])
+    except (OSError, ValueError, KeyError, TypeError, LookupError, OpsetError) as err:
+        print(f"{args.report}: not triaged: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    by_line = {line_of(entry.where): entry for entry in loaded.entries}  # one file: its line names an entry
 
     # the cases each entry judged, by dtype, and the kind of failure in the dtype it was written for
-    judged: dict[str, list[dict]] = defaultdict(list)
+    judged: dict[int, list[dict]] = defaultdict(list)
     for record in report["results"]:
         where = (record.get("expectation") or {}).get("where")
         if where and record["status"] in ("xfail", "xpass"):
-            judged[where].append(record)
+            judged[line_of(where)].append(record)
     limits: dict[int, list[str]] = {}
-    for where, records in judged.items():
-        entry = by_where[where]
+    for line, records in judged.items():
+        entry = by_line[line]
+        where = entry.where
         failing = [r for r in records if r["status"] == "xfail"]
         if not entry.dtypes:  # written from a float32 run (or the op's first dtype): the cause it names is that one's
             measured = next((r for r in records if r["dtype"] == "float32"), records[0])
@@ -91,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{where}: every case it matches passes: stale, left for a human")
             continue
         if len(dtypes) < len({r["dtype"] for r in records}):
-            limits[int(where.rsplit(":", 1)[1])] = dtypes
+            limits[line] = dtypes
             print(f"{where}: limited to {', '.join(dtypes)}")
 
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -103,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     for record in report["results"]:
         outcome = record.get("outcome", record["status"])
         where = (record.get("expectation") or {}).get("where", "")
-        limit = limits.get(int(where.rsplit(":", 1)[1])) if where else None
+        limit = limits.get(line_of(where)) if where else None
         unjudged = record["status"] in UNTRIAGED
         left_out = outcome in UNTRIAGED and limit is not None and record["dtype"] not in limit
         if unjudged or left_out:
@@ -129,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.extend(added)
     if not args.dry_run and (limits or added):
         atomic.write_text(path, "".join(lines))
-    print(f"{path.relative_to(REPO)}: {len(limits)} entries limited, {len(added)} added")
+    print(f"{shown(path)}: {len(limits)} entries limited, {len(added)} added")
     return 0
 
 
