@@ -45,12 +45,13 @@ def test_manifest_and_report_agree_on_every_op(manifest_path, report_path):
     assert report_path.relative_to(ROOT).as_posix() in manifest.evidence
     # no case is fallback in the report while its op is lowered in the manifest, or the reverse
     for record in report["results"]:
-        status, _ = manifest.status(record["op"], record["device"])
+        status, _ = manifest.status(record["op"], record["device"], dtype=record["dtype"])
+        case = f"{record['op']} {record['dtype']}"
         if record["status"] == "fallback":
-            assert status == "fallback", record["op"]
+            assert status == "fallback", case
         if record.get("executed") in ("target", "backend") and record["status"] == "pass":
-            # lowered, at least for calls at its default arguments (a drawn call may set those that fall back)
-            assert manifest.status(record["op"], record["device"], frozenset())[0] == "lowered", record["op"]
+            # lowered in its dtype, at least for calls at its default arguments (a drawn call may set those that fall back)
+            assert manifest.status(record["op"], record["device"], frozenset(), record["dtype"])[0] == "lowered", case
     # the report's lowering section is the manifest's word, op by op
     section = report["lowering"]
     for op, entry in section["ops"].items():
@@ -137,6 +138,9 @@ def test_the_evidence_places_the_ops_it_saw_and_keeps_the_rest():
     # one dtype fell back: the op falls back on that device, its reason and entry naming the dtype
     assert manifest.status("aten::add.Tensor", "cpu") == ("fallback", "ATen kernel: aten::add.Tensor ran instead in int64")
     assert next(e for e in data["fallback"] if e["op"] == "aten::add.Tensor")["dtypes"] == ["int64"]
+    # ... and a case in a dtype that did not fall back is lowered by the manifest's word, as the report saw
+    assert manifest.status("aten::add.Tensor", "cpu", dtype="float32")[0] == "lowered"
+    assert manifest.status("aten::add.Tensor", "cpu", dtype="int64")[0] == "fallback"
     assert "aten::mm: lowered -> lowered, falls back on cpu" in moved and not [m for m in moved if m.startswith("aten::cos")]
     assert lowering_evidence.disagreements(manifest, REPORT, ["aten::mm"]) == []
     again, moved_again = lowering_evidence.apply(data, lowering_evidence.verdicts(REPORT, ["aten::mm"]), ["r.json"])
@@ -158,6 +162,25 @@ def test_an_op_lowered_at_its_defaults_keeps_its_entry_whatever_the_drawn_calls_
     assert manifest.status("aten::mm", "cpu", {"alpha"})[0] == "lowered"
     assert manifest.status("aten::mm", "cpu", {"alpha", "beta"})[0] == "fallback"
     assert lowering_evidence.disagreements(manifest, REPORT, ["aten::mm"]) == []
+
+
+def test_a_lowered_op_falling_back_in_some_dtypes_names_them_per_device():
+    report = {**REPORT, "results": [record("aten::abs", "target"),
+                                     record("aten::abs", "pytorch", dtype="complex64", pytorch_ops=["aten::view_as_real"])]}
+    data, moved = lowering_evidence.apply(STATIC, lowering_evidence.verdicts(report), ["r.json"])
+    entry = next(e for e in data["lowered"] if isinstance(e, dict) and e["op"] == "aten::abs")
+    assert entry["fallback_dtypes"] == {"cpu": ["complex64"]} and "in complex64" in entry["fallback_on"]["cpu"]
+    manifest = BackendManifest.from_dict(data)
+    assert manifest.status("aten::abs", "cpu", dtype="float32") == ("lowered", "in float32; on cpu it falls back in complex64")
+    assert manifest.status("aten::abs", "cpu", dtype="complex64")[0] == "fallback"
+    assert manifest.status("aten::abs", "cpu")[0] == "fallback"  # calls of any dtype: some fall back
+    assert manifest.status("aten::abs", "cuda", dtype="complex64")[0] == "lowered"  # not seen there
+    assert lowering_evidence.disagreements(manifest, report) == []
+    # every dtype falling back later drops the dtype list: the whole device falls back
+    everywhere = {**report, "results": [record("aten::abs", "pytorch", pytorch_ops=["aten::abs"]),
+                                        record("aten::abs", "pytorch", dtype="complex64", pytorch_ops=["aten::abs"])]}
+    data, _ = lowering_evidence.apply(data, lowering_evidence.verdicts(everywhere), ["r.json"])
+    assert not any(isinstance(e, dict) and e.get("fallback_dtypes") for e in data["lowered"])
 
 
 def test_a_disagreement_is_found_both_ways():

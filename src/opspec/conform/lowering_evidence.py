@@ -10,8 +10,9 @@ Per case: PyTorch ran the op (``executed`` pytorch or partial) -> fallback, with
 instead and its class (:data:`opspec.spec.manifests.FALLBACK_KINDS`); the backend's target
 or its runtime ran it (a right answer, or a wrong one it computed itself) -> lowered; no evidence (nothing ran, or the
 compile failed before the backend showed what it would do) -> no verdict. Per op and
-device: fallback when any dtype fell back (the reason names those dtypes when not all
-did), else lowered. An op measured lowered at its default arguments that falls back when a
+device: fallback when any dtype fell back, else lowered; where not every dtype did, the entry
+names those that did (``fallback_dtypes`` of a lowered entry, ``dtypes`` of a fallback one),
+so a case in another dtype is lowered by the manifest's word too. An op measured lowered at its default arguments that falls back when a
 call sets some of them (``fallback_args``) keeps that entry: a report's drawn calls set those
 arguments or not, so its evidence either way is what the entry says. Only manifests and JSON
 are read here, no torch.
@@ -173,9 +174,13 @@ def _lowered_entry(op: str, was: str, entry: Any, by_device: dict[str, Verdict])
         new = {"op": op, "note": f"tools/measure_lowering.py's static rule has it {was}, but the backend ran it in every "
                                  f"case of the conformance report on {ran}"}
     on = {d: r for d, r in (new.pop("fallback_on", None) or {}).items() if d not in by_device}
+    only_in = {d: t for d, t in (new.pop("fallback_dtypes", None) or {}).items() if d not in by_device and d in on}
     on.update({d: v.reason() for d, v in sorted(by_device.items()) if v.status == "fallback"})
+    only_in.update({d: list(v.dtypes) for d, v in sorted(by_device.items()) if v.status == "fallback" and v.dtypes})
     if on:
         new["fallback_on"] = dict(sorted(on.items()))
+    if only_in:  # the dtypes that fell back where not all did: the others are lowered there
+        new["fallback_dtypes"] = dict(sorted(only_in.items()))
     return new
 
 

@@ -46,6 +46,10 @@ class BackendManifest:
     duck_shapes: bool = True  # compile option: torch's default unless the backend asks otherwise
     # lowered ops whose generated code still calls the ATen kernel on some devices: op -> {device: reason}
     fallback_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # of those, the ones that fell back in some dtypes only: op -> {device: dtypes}; the other dtypes are lowered there
+    fallback_dtypes: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    # fallback ops seen falling back in some dtypes only (the others ran in the backend): op -> dtypes
+    fallback_only_in: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     devices: tuple[str, ...] = ()  # devices the per-device facts were measured on
     evidence: tuple[str, ...] = ()  # the conformance reports whose execution evidence decided the ops they ran
     extern_kernels: tuple[str, ...] = ()  # ops the backend can hand to an extern kernel (class extern-kernel)
@@ -68,6 +72,10 @@ class BackendManifest:
             duck_shapes=data.get("compile", {}).get("duck_shapes", True),
             fallback_on={e["op"]: dict(e["fallback_on"]) for e in data["lowered"]
                          if isinstance(e, dict) and e.get("fallback_on")},
+            fallback_dtypes={e["op"]: {d: tuple(t) for d, t in e["fallback_dtypes"].items()} for e in data["lowered"]
+                             if isinstance(e, dict) and e.get("fallback_dtypes")},
+            fallback_only_in={e["op"]: tuple(e["dtypes"]) for e in data["fallback"]
+                              if isinstance(e, dict) and e.get("dtypes")},
             devices=tuple(data.get("devices", ())),
             unsupported={_op_of(e): _reason_of(e) for e in data.get("unsupported", ())},
             evidence=tuple(data.get("evidence", ())),
@@ -78,14 +86,20 @@ class BackendManifest:
                            if isinstance(e, dict) and e.get("fallback_args")},
         )
 
-    def status(self, op: str, device: str | None = None, settings: Collection[str] | None = None) -> tuple[str, str]:
+    def status(self, op: str, device: str | None = None, settings: Collection[str] | None = None,
+               dtype: str | None = None) -> tuple[str, str]:
         """("lowered" | "fallback" | "unsupported" | "undeclared", note) for one op, on ``device`` when given.
 
         ``settings``: the arguments the calls in question set away from their schema defaults (a model's graph);
         None for calls that may set any (conform's drawn calls). An op lowered at its defaults that falls back
-        when some arguments are set (``fallback_args``) is a fallback only for calls that set one of them."""
+        when some arguments are set (``fallback_args``) is a fallback only for calls that set one of them.
+        ``dtype``: the dtype of the calls in question; None for calls of any dtype. An op seen falling back in
+        some dtypes only is a fallback only for those."""
         if op in self.lowered:
             reason = self.fallback_on.get(op, {}).get(device) if device else None
+            only_in = self.fallback_dtypes.get(op, {}).get(device, ()) if device else ()
+            if reason and dtype is not None and only_in and dtype not in only_in:
+                return "lowered", f"in {dtype}; on {device} it falls back in {', '.join(only_in)}"
             if reason:
                 return "fallback", f"on {device}: {reason}"
             args = self.fallback_args.get(op, ())
@@ -95,6 +109,9 @@ class BackendManifest:
                 return "fallback", f"{'when a call sets' if settings is None else 'the calls set'} {which}: {self.lowered[op]}"
             return "lowered", self.lowered[op]
         if op in self.fallback:
+            only_in = self.fallback_only_in.get(op, ())
+            if dtype is not None and only_in and dtype not in only_in:
+                return "lowered", f"in {dtype}; it falls back in {', '.join(only_in)}"
             return "fallback", self.fallback[op]
         if op in self.unsupported:
             return "unsupported", self.unsupported[op]
