@@ -230,7 +230,8 @@ def test_scoreboard_heat_map_renders_and_links_to_the_case(served, browser, tmp_
     screenshot(browser, "scoreboard", tmp_path_factory, full_height=1700)
     xfail = browser.find_element(By.CSS_SELECTOR, ".opspec-heatmap a.hm-xfail")
     title = xfail.get_attribute("title")
-    assert ": xfail — " in title  # the expectation's reason on hover
+    assert ": worst xfail (" in title and " — " in title  # the worst status, its dtype and the expectation's reason
+    assert "declared dtypes run" in title  # and how many of the op's dtypes the report covers
     browser.get(xfail.get_attribute("href"))
     target = browser.current_url.split("#")[1]
     heading = _wait()(browser, 30).until(ec.presence_of_element_located((By.ID, target)))
