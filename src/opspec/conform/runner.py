@@ -225,6 +225,13 @@ class CaseRunner:
                 # judged alone, as its repro will judge it: the shared program is the rows' business
                 compiled[example.key] = None
                 outcome = replay.judge_example(self.backend, example, op, seed, compiled=compiled)
+                ride.rebuilt = True  # the key's program is now this example's own
+            if ride is not None and ride.rebuilt:  # later examples of the key run on this example's program: say so
+                ride.rebuilt = False
+                built_by[example.key] = example
+                source = self.repro(example, case, seed, example)
+                if repro_file is not None:
+                    atomic.write_text(repro_file, source)
             distance = evidence.distance(case.op, seen[before:]) if seen is not None else 0
             if riding and ride.results is not None:
                 ride.distance = distance  # the drawn call or a row: check() finds out which

@@ -228,6 +228,7 @@ class Ride:
         self.shared = None  # the program the backend built for the drawn call and the rows together
         self.distance = 0  # how far from the target the shared program ran the op (set by the runner)
         self.used = not self.units
+        self.rebuilt = False  # set when the shared program failed on a call and the program was built for that call
 
     def compile(self, program, inputs):
         if self.used:
@@ -259,6 +260,7 @@ class Ride:
                     _forget(seen, mark)  # what a program that did not run saw says nothing of the case
                     self.results = None
                     plain.append(self.backend.compile(program, list(tensors)))
+                    self.rebuilt = True  # later calls of the key run on the program built for this one
                 else:
                     if self.results is None:
                         self.results = list(rows)
