@@ -45,15 +45,14 @@ def verdicts(report: dict) -> dict:
 
 
 def compare(runs: list[dict]) -> tuple[list[str], list[str]]:
-    """The cases whose verdict differs from the first run's, and those whose verdict agrees but not every detail."""
+    """The cases whose verdict differs from the first run's, and those whose verdict agrees but not every detail;
+    each run gets ``same_verdicts_as_first``."""
     first, other_verdicts, other_details = runs[0]["verdicts"], set(), set()
-    for r in runs[1:]:
-        for case, record in first.items():
-            theirs = r["verdicts"].get(case)
-            if theirs is None or verdict(theirs) != verdict(record):
-                other_verdicts.add(case)
-            elif theirs != record:
-                other_details.add(case)
+    for r in runs:
+        differs = {case for case, record in first.items() if verdict(r["verdicts"].get(case) or {}) != verdict(record)}
+        r["same_verdicts_as_first"] = not differs
+        other_verdicts |= differs
+        other_details |= {case for case, record in first.items() if case not in differs and r["verdicts"][case] != record}
     return sorted(other_verdicts), sorted(other_details)
 
 
@@ -99,7 +98,6 @@ def main() -> int:
     differing, detail = compare(runs)
     for r in runs:
         r["ratio_to_first"] = round(first["wall_s"] / r["wall_s"], 2)
-        r["same_verdicts_as_first"] = not any(verdict(r["verdicts"].get(k, {})) != verdict(v) for k, v in first["verdicts"].items())
         r.pop("verdicts")
     result = {"backend": args.backend, "dtypes": args.dtypes, "shard": args.shard, "cores": os.cpu_count(),
               "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": runs,

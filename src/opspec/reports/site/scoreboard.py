@@ -59,8 +59,8 @@ def dtype_coverage(records: list[results_mod.Record], declared: dict[str, tuple[
         sum(len(dtypes) for dtypes in declared.values())
 
 
-def _summary(results: results_mod.Results, statuses: list[str], newest: Opset) -> list[dict]:
-    declared = declared_cells(newest)
+def _summary(results: results_mod.Results, statuses: list[str], newest: Opset,
+             declared: dict[str, tuple[str, ...]]) -> list[dict]:
     rows = []
     for report in sorted(results.reports, key=lambda r: (r.device != "cpu", r.device, r.backend, r.torch)):
         records = results.for_report(report.name)
@@ -75,13 +75,13 @@ def _summary(results: results_mod.Results, statuses: list[str], newest: Opset) -
     return rows
 
 
-def _heatmap(results: results_mod.Results, newest: Opset, page_prefix: str, op_page) -> str:
+def _heatmap(results: results_mod.Results, newest: Opset, declared: dict[str, tuple[str, ...]], page_prefix: str,
+             op_page) -> str:
     """An HTML picture: one row per report, one square per op, in chunks that fit the page width."""
     categories = {op.name: op.category for op in newest.ops}
     ops = sorted({*categories, *(r.op for r in results.records)},
                  key=lambda n: (CATEGORIES.index(categories[n]) if n in categories else len(CATEGORIES), n))
     reports = sorted(results.reports, key=lambda r: (r.device != "cpu", r.device, r.backend, r.torch))
-    declared = declared_cells(newest)
     worst: dict[tuple[str, str], results_mod.Record] = {}
     dtypes_run: dict[tuple[str, str], set[str]] = {}
     for r in results.records:
@@ -168,6 +168,7 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
     from opspec.reports.site import history_pages
 
     statuses = results.statuses()
+    cells = declared_cells(newest)  # the op x dtype cells a full run covers: the summary and the heat map count them
     history_rows, history_notes = history_pages.rows(history_folder) if history_folder else ([], [])
     out = history_pages.pages(history_rows, slugs)
 
@@ -185,8 +186,8 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         figure = None if (declared is not None and not declared.lowering_figure) or coverage is None else coverage
         meanings.append((report.backend, meaning, figure))
     out["scoreboard.md"] = env.get_template("scoreboard.md.j2").render(
-        reports=results.reports, statuses=statuses, summary=_summary(results, statuses, newest),
-        heatmap=_heatmap(results, newest, "../", lambda n: f"../ops/{slugs[n]}/" if n in slugs else "#")
+        reports=results.reports, statuses=statuses, summary=_summary(results, statuses, newest, cells),
+        heatmap=_heatmap(results, newest, cells, "../", lambda n: f"../ops/{slugs[n]}/" if n in slugs else "#")
         if results.reports else "",
         meanings=meanings, devices=sorted({r.device for r in results.reports}), fallback_kinds=FALLBACK_KINDS,
         version_matrix=_version_matrix(version_matrix), torch_versions_page=torch_versions_page, functionalization=results.functionalization,
