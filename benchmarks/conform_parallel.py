@@ -27,7 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from opspec.spec import atomic  # noqa: E402
+from opspec.spec import atomic, paths  # noqa: E402
 
 RUN_FIELDS = ("duration_s", "repro_file")
 # A case's verdict: its status, what it would be without expectations, who computed the op, who failed, and the
@@ -84,11 +84,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "conform_parallel.json")
     parser.add_argument("--keep", type=Path, help="keep each run's report (jN.json) and repros in this folder")
     args = parser.parse_args()
+    try:  # a bad --out or --keep is one line before the first run, not a traceback after it
+        paths.prepare(outputs=[(args.out, False)] + ([(args.keep, True)] if args.keep else []))
+    except paths.PathError as err:
+        print(f"conform_parallel: {err}", file=sys.stderr)
+        return 2
     runs = []
     with tempfile.TemporaryDirectory(prefix="opspec-bench-parallel-") as name:
         folder = Path(name)
-        if args.keep:
-            args.keep.mkdir(parents=True, exist_ok=True)
         for jobs in args.jobs:
             runs.append(run(args, jobs, folder, args.keep or folder))
             r = runs[-1]

@@ -78,3 +78,18 @@ def test_the_default_is_the_cores_this_process_may_use():
     if not hasattr(os, "sched_getaffinity"):
         pytest.skip("no affinity masks on this OS")
     assert pool.default_jobs() == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("flag", ["--keep", "--out"])
+def test_the_parallel_benchmark_refuses_a_bad_path_before_it_runs(tmp_path, flag):
+    import subprocess
+    import sys
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    target = a_file if flag == "--keep" else a_file / "result.json"
+    done = subprocess.run([sys.executable, str(HERE.parent / "benchmarks" / "conform_parallel.py"), flag, str(target)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    why = f"{a_file}: is a file, not a folder" if flag == "--keep" else f"{target}: {a_file} is a file, not a folder"
+    assert done.stderr == f"conform_parallel: {why}\n"
