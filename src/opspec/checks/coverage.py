@@ -166,6 +166,31 @@ def settings_by_op(graph_module) -> dict[str, frozenset[str]]:
     return {op: frozenset(names) for op, names in found.items()}
 
 
+def dtypes_by_op(graph_module) -> dict[str, frozenset[str]]:
+    """op -> the dtypes of its calls in the graph, as conform names a case's dtype: its first tensor argument's,
+    or for a call with none (a factory) its output's. A manifest may say an op falls back in some dtypes only."""
+    def dtype_of(value):
+        value = getattr(value, "meta", {}).get("val")
+        value = value[0] if isinstance(value, (list, tuple)) and value else value
+        return getattr(value, "dtype", None)
+
+    found: dict[str, set[str]] = {}
+    for node in _op_nodes(graph_module):
+        arguments = [a for a in (*node.args, *node.kwargs.values()) for a in (a if isinstance(a, (list, tuple)) else [a])]
+        dtype = next((d for d in map(dtype_of, arguments) if d is not None), None) or dtype_of(node)
+        if dtype is not None:
+            found.setdefault(_target_name(node.target), set()).add(str(dtype).removeprefix("torch."))
+    return {op: frozenset(names) for op, names in found.items()}
+
+
+def _status(manifest: BackendManifest, op: str, device: str, settings: frozenset[str] | None,
+            dtypes: frozenset[str] | None) -> tuple[str, str]:
+    """The manifest's verdict for the calls in question: for each of their dtypes, the first that is not lowered."""
+    verdicts = [manifest.status(op, device, settings, dtype) for dtype in sorted(dtypes or ())] or \
+        [manifest.status(op, device, settings)]
+    return next((v for v in verdicts if v[0] != "lowered"), verdicts[0])
+
+
 def _target_name(target) -> str:
     if hasattr(target, "_schema"):
         return torch_ops.op_name(target)
@@ -187,16 +212,20 @@ def opset_class(op: str, opset: Opset) -> tuple[str, str]:
 
 
 def classify(counts: Counter, opset: Opset, manifests: list[BackendManifest] | BackendManifest | None = None,
-             model: str = "", device: str = "cpu", settings: dict[str, frozenset[str]] | None = None) -> Report:
+             model: str = "", device: str = "cpu", settings: dict[str, frozenset[str]] | None = None,
+             dtypes: dict[str, frozenset[str]] | None = None) -> Report:
     """``settings``: op -> the arguments its calls set away from their defaults (``settings_by_op``); without
-    it, the calls may set any (the manifest's verdict for an arbitrary call)."""
+    it, the calls may set any (the manifest's verdict for an arbitrary call). ``dtypes``: op -> its calls' dtypes
+    (``dtypes_by_op``); without it, the calls may be of any dtype."""
+    dtypes = dtypes or {}
     if isinstance(manifests, BackendManifest):
         manifests = [manifests]
     manifests = list(manifests or [])
     uses = []
     for op, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         status, note = opset_class(op, opset)
-        backends = {m.backend: m.status(op, device, None if settings is None else settings.get(op)) for m in manifests}
+        backends = {m.backend: _status(m, op, device, None if settings is None else settings.get(op), dtypes.get(op))
+                    for m in manifests}
         uses.append(OpUse(op, count, status, backends, note))
     return Report(model, opset.version, tuple(m.backend for m in manifests), device, tuple(uses))
 
@@ -265,6 +294,6 @@ def coverage(example: ExampleModel, opset: Opset, table: dict, manifests=None, n
     exported = export_decomposed(example, table)
     manifests = [manifests] if isinstance(manifests, BackendManifest) else list(manifests or [])
     report = classify(count_ops(exported.graph_module), opset, manifests, name, device,
-                      settings_by_op(exported.graph_module))
+                      settings_by_op(exported.graph_module), dtypes_by_op(exported.graph_module))
     return with_eager_calls(report, eager_calls(example) if any(m.runs_model_code for m in manifests) else Counter(),
                             manifests, opset)
