@@ -31,10 +31,10 @@ SAMPLED = 4  # one in SAMPLED of the other repros replays
 
 def replayed(records: list[dict]) -> list[dict]:
     """The records whose repro the suite replays (see the module's docstring)."""
-    first: dict[str, str] = {}
+    first: dict[str, str] = {}  # records are in the plan's order: an op's first record is its first dtype
     for record in records:
-        if record["dtype"] == "float32" or record["op"] not in first:
-            first[record["op"]] = "float32" if record["dtype"] == "float32" else first.get(record["op"], record["dtype"])
+        first.setdefault(record["op"], record["dtype"])
+    first.update({r["op"]: "float32" for r in records if r["dtype"] == "float32"})
     return [r for r in records if r.get("repro") and (
         r["dtype"] == first[r["op"]] or r.get("outcome") in FAILED
         or zlib.crc32(f"{r['op']} {r['dtype']} {r['device']}".encode()) % SAMPLED == 0)]

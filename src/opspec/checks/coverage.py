@@ -148,36 +148,36 @@ def _op_nodes(graph_module):
                 yield node
 
 
+def _dtype_of(value):
+    """A graph value's dtype, from the example value export recorded on its node (a tuple's first item's); None
+    for a constant or a value without one."""
+    value = getattr(value, "meta", {}).get("val")
+    value = value[0] if isinstance(value, (list, tuple)) and value else value
+    return getattr(value, "dtype", None)
+
+
 def settings_by_op(graph_module) -> dict[str, frozenset[str]]:
     """op -> the arguments some call of it in the graph sets away from their schema defaults, and the dtypes its
     tensor arguments hold (``indices:bool``): a backend may lower an op at its defaults only (PyTorch/XLA's ``addmm``
     with ``beta`` or ``alpha`` set falls back) or for some input dtypes only (its ``index`` with a boolean mask)."""
     from opspec.testing.strategies.defaults import dtype_tokens, set_arguments
 
-    def dtype_of(value):  # an input's dtype, from the example value export recorded on its node
-        return getattr(getattr(value, "meta", {}).get("val"), "dtype", None)
-
     found: dict[str, set[str]] = {}
     for node in _op_nodes(graph_module):
         if hasattr(node.target, "_schema"):
             schema = node.target._schema
             found.setdefault(_target_name(node.target), set()).update(
-                set_arguments(schema, node.args, node.kwargs), dtype_tokens(schema, node.args, node.kwargs, dtype_of))
+                set_arguments(schema, node.args, node.kwargs), dtype_tokens(schema, node.args, node.kwargs, _dtype_of))
     return {op: frozenset(names) for op, names in found.items()}
 
 
 def dtypes_by_op(graph_module) -> dict[str, frozenset[str]]:
     """op -> the dtypes of its calls in the graph, as conform names a case's dtype: its first tensor argument's,
     or for a call with none (a factory) its output's. A manifest may say an op falls back in some dtypes only."""
-    def dtype_of(value):
-        value = getattr(value, "meta", {}).get("val")
-        value = value[0] if isinstance(value, (list, tuple)) and value else value
-        return getattr(value, "dtype", None)
-
     found: dict[str, set[str]] = {}
     for node in _op_nodes(graph_module):
         arguments = [a for a in (*node.args, *node.kwargs.values()) for a in (a if isinstance(a, (list, tuple)) else [a])]
-        dtype = next((d for d in map(dtype_of, arguments) if d is not None), None) or dtype_of(node)
+        dtype = next((d for d in map(_dtype_of, arguments) if d is not None), None) or _dtype_of(node)
         if dtype is not None:
             found.setdefault(_target_name(node.target), set()).add(str(dtype).removeprefix("torch."))
     return {op: frozenset(names) for op, names in found.items()}
