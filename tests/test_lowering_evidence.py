@@ -53,10 +53,13 @@ def test_manifest_and_report_agree_on_every_op(manifest_path, report_path):
             # lowered in its dtype, at least for calls at its default arguments (a drawn call may set those that fall back)
             assert manifest.status(record["op"], record["device"], frozenset(), record["dtype"])[0] == "lowered", case
     # the report's lowering section is the manifest's word, op by op
-    section = report["lowering"]
+    # (an op over the dtypes it ran in: a fallback where one of them falls back), and each record's is its dtype's
+    section, dtypes = report["lowering"], lowering.dtypes_of(report["results"])
     for op, entry in section["ops"].items():
-        assert entry["status"] == manifest.status(op, report["device"])[0], op
-    assert {r["op"]: r["lowering"] for r in report["results"]} == {op: e["status"] for op, e in section["ops"].items()}
+        assert entry["status"] == manifest.status_over(op, report["device"], dtypes[op])[0], op
+    for record in report["results"]:
+        assert record["lowering"] == manifest.status(record["op"], report["device"], dtype=record["dtype"])[0], \
+            f"{record['op']} {record['dtype']}"
 
 
 def test_regenerating_the_manifests_from_the_reports_changes_nothing(monkeypatch, capsys):
@@ -203,3 +206,17 @@ def test_unsupported_ops_are_neither_lowered_nor_fallback():
     section = lowering.section(manifest, "toy.yaml", ["aten::randperm", "aten::abs"])
     assert (section["unsupported"], section["lowered"], section["fallback"]) == (1, 1, 0)
     assert "1 unsupported" in lowering.summary_lines({"backend": "toy", "lowering": section})[0]
+
+
+def test_a_run_in_dtypes_that_lower_is_not_counted_a_fallback_for_one_that_does_not():
+    manifest = BackendManifest.from_dict({**STATIC, "devices": ["cpu"], "lowered": [
+        {"op": "aten::abs", "fallback_on": {"cpu": "ATen kernel: aten::abs ran instead in complex64"},
+         "fallback_dtypes": {"cpu": ["complex64"]}}]})
+    float_run = lowering.section(manifest, "toy.yaml", ["aten::abs"], "cpu", {"aten::abs": {"float32"}})
+    assert float_run["ops"]["aten::abs"]["status"] == "lowered" and float_run["fallback"] == 0
+    assert "by_dtype" not in float_run["ops"]["aten::abs"]
+    every = lowering.section(manifest, "toy.yaml", ["aten::abs"], "cpu", {"aten::abs": {"float32", "complex64"}})
+    assert every["ops"]["aten::abs"]["status"] == "fallback"
+    assert every["ops"]["aten::abs"]["by_dtype"] == {"complex64": "fallback", "float32": "lowered"}
+    records = [{"op": "aten::abs", "dtype": "float32"}, {"op": "aten::abs", "dtype": "complex64"}]
+    assert [r["lowering"] for r in lowering.mark_records(records, every)] == ["lowered", "fallback"]

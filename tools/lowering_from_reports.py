@@ -29,7 +29,7 @@ HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.sc
 def refreshed(report: dict, manifest_path: Path) -> dict:
     """The report with its lowering section and per-record lowering recomputed from the manifest."""
     ops = [r["op"] for r in report["results"]]
-    section, warnings = lowering.for_run(report, ops, declared=manifest_path)
+    section, warnings = lowering.for_run(report, ops, declared=manifest_path, dtypes=lowering.dtypes_of(report["results"]))
     if section is None:
         raise SystemExit(f"{manifest_path}: {'; '.join(warnings) or 'no lowering section'}")
     section["manifest"] = manifest_path.resolve().relative_to(ROOT).as_posix()

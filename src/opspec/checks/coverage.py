@@ -183,14 +183,6 @@ def dtypes_by_op(graph_module) -> dict[str, frozenset[str]]:
     return {op: frozenset(names) for op, names in found.items()}
 
 
-def _status(manifest: BackendManifest, op: str, device: str, settings: frozenset[str] | None,
-            dtypes: frozenset[str] | None) -> tuple[str, str]:
-    """The manifest's verdict for the calls in question: for each of their dtypes, the first that is not lowered."""
-    verdicts = [manifest.status(op, device, settings, dtype) for dtype in sorted(dtypes or ())] or \
-        [manifest.status(op, device, settings)]
-    return next((v for v in verdicts if v[0] != "lowered"), verdicts[0])
-
-
 def _target_name(target) -> str:
     if hasattr(target, "_schema"):
         return torch_ops.op_name(target)
@@ -224,7 +216,7 @@ def classify(counts: Counter, opset: Opset, manifests: list[BackendManifest] | B
     uses = []
     for op, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         status, note = opset_class(op, opset)
-        backends = {m.backend: _status(m, op, device, None if settings is None else settings.get(op), dtypes.get(op))
+        backends = {m.backend: m.status_over(op, device, dtypes.get(op), None if settings is None else settings.get(op))
                     for m in manifests}
         uses.append(OpUse(op, count, status, backends, note))
     return Report(model, opset.version, tuple(m.backend for m in manifests), device, tuple(uses))

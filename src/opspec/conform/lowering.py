@@ -9,7 +9,7 @@ import re
 import textwrap
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable, Mapping
 
 from opspec.spec import manifests
 from opspec.spec.load import OpsetError
@@ -43,25 +43,36 @@ def shown(path: Path) -> str:
 
 
 def section(manifest: manifests.BackendManifest, manifest_shown: str, ops: Iterable[str],
-            device: str | None = None) -> dict[str, Any]:
-    """Counts, coverage and per-op status over the distinct ``ops`` of a run on ``device``."""
-    statuses = {op: manifest.status(op, device) for op in dict.fromkeys(ops)}
-    counts = Counter(status for status, _ in statuses.values())
-    run = len(statuses)
+            device: str | None = None, dtypes: Mapping[str, Collection[str]] | None = None) -> dict[str, Any]:
+    """Counts, coverage and per-op status over the distinct ``ops`` of a run on ``device``; ``dtypes``: the dtypes
+    each op ran in (None: any). An op is a fallback for the run when one of its dtypes falls back; where its
+    dtypes differ, ``by_dtype`` says which."""
+    dtypes = dtypes or {}
+    entries = {}
+    for op in dict.fromkeys(ops):
+        status, note = manifest.status_over(op, device, dtypes.get(op))
+        entries[op] = {"status": status, "note": note}
+        each = {dtype: manifest.status(op, device, dtype=dtype)[0] for dtype in sorted(dtypes.get(op, ()))}
+        if len(set(each.values())) > 1:
+            entries[op]["by_dtype"] = each
+    counts = Counter(entry["status"] for entry in entries.values())
+    run = len(entries)
     return {
         "manifest": manifest_shown,
         "measured_with": manifest.measured_with,
         "ops_run": run,
         **{status: counts[status] for status in STATUSES},
         "coverage_percent": round(100 * counts["lowered"] / run, 1) if run else 0.0,
-        "ops": {op: {"status": status, "note": note} for op, (status, note) in statuses.items()},
+        "ops": entries,
     }
 
 
 def for_run(head: dict[str, Any], ops: Iterable[str], directory: Path | None = None,
-            declared: Path | None = None) -> tuple[dict[str, Any] | None, list[str]]:
-    """(section or None, warnings) for a run with this header over these ops; ``declared``: the manifest the
-    backend's declaration names, else the bundled one found by name (in ``directory`` when given)."""
+            declared: Path | None = None, dtypes: Mapping[str, Collection[str]] | None = None
+            ) -> tuple[dict[str, Any] | None, list[str]]:
+    """(section or None, warnings) for a run with this header over these ops (``dtypes``: the dtypes each ran in);
+    ``declared``: the manifest the backend's declaration names, else the bundled one found by name (in
+    ``directory`` when given)."""
     path = declared if declared is not None and directory is None else manifest_for(backend_name(head), directory)
     if path is None:
         return None, []
@@ -74,14 +85,25 @@ def for_run(head: dict[str, Any], ops: Iterable[str], directory: Path | None = N
     if manifest.opset != head["opset"]:
         return None, [f"{WARNING_PREFIX}{where} describes opset {manifest.opset}, not {head['opset']}; "
                       f"the report has no lowering section"]
-    return section(manifest, where, ops, head.get("device")), []
+    return section(manifest, where, ops, head.get("device"), dtypes), []
+
+
+def dtypes_of(records: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
+    """The dtypes each op ran in, from a run's records."""
+    found: dict[str, set[str]] = {}
+    for record in records:
+        found.setdefault(record["op"], set()).add(record["dtype"])
+    return found
 
 
 def mark_records(records: list[dict[str, Any]], lowering: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Records with their op's ``lowering`` status; without a section, without the field (a resumed run may carry one)."""
     if lowering is None:
         return [{k: v for k, v in r.items() if k != "lowering"} for r in records]
-    return [{**r, "lowering": lowering["ops"][r["op"]]["status"]} for r in records]
+    def status(record: dict[str, Any]) -> str:
+        entry = lowering["ops"][record["op"]]
+        return entry.get("by_dtype", {}).get(record.get("dtype"), entry["status"])
+    return [{**r, "lowering": status(r)} for r in records]
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:

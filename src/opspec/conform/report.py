@@ -228,7 +228,8 @@ def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Ca
     position = {case: i for i, case in enumerate(order)}
     records = sorted(records, key=lambda r: position.get(case_of(r), len(position)))
     declared = registry.declared_manifest(lowering_mod.backend_name(head))
-    lowering, lowering_warnings = lowering_mod.for_run(head, [r["op"] for r in records], manifests_dir, declared)
+    lowering, lowering_warnings = lowering_mod.for_run(head, [r["op"] for r in records], manifests_dir, declared,
+                                                       lowering_mod.dtypes_of(records))
     records = lowering_mod.mark_records(records, lowering)
     compiles = [r.get("compiles", 0) for r in records]
     return {

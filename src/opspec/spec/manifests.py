@@ -117,6 +117,14 @@ class BackendManifest:
             return "unsupported", self.unsupported[op]
         return "undeclared", f"{self.backend} manifest does not list it"
 
+    def status_over(self, op: str, device: str | None, dtypes: Collection[str] | None,
+                    settings: Collection[str] | None = None) -> tuple[str, str]:
+        """:meth:`status` for calls in several dtypes (None or empty: of any dtype): the verdict of the first
+        dtype, in name order, that is not lowered; lowered when each of them is."""
+        verdicts = [self.status(op, device, settings, dtype) for dtype in sorted(dtypes or ())] or \
+            [self.status(op, device, settings)]
+        return next((v for v in verdicts if v[0] != "lowered"), verdicts[0])
+
 
 def _op_of(entry: Any) -> str:
     return entry["op"] if isinstance(entry, dict) else entry
