@@ -35,7 +35,7 @@ def run_leg(backend: str, extra: list[str], folder: str, name: str) -> dict:
     wall = time.perf_counter() - started
     data = json.loads(open(report, encoding="utf-8").read())
     summary = {k: v for k, v in data["summary"].items() if v}
-    return {"command": "opspec conform " + " ".join(command[3:-2 - len(extra)] + extra),
+    return {"command": "opspec " + " ".join(command[3:-2 - len(extra)] + extra),
             "exit": code, "wall_s": round(wall, 1), "duration_s": data.get("duration_s"),
             "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
             "summary": summary}
