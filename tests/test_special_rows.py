@@ -214,3 +214,21 @@ def test_rows_that_cannot_share_a_program_still_run_beyond_the_compile_budget(op
     assert record["status"] == "pass", record["message"]
     assert record["special_cases"]["rows"] > 1
     assert record["special_cases"]["run"] == record["special_cases"]["rows"]
+
+
+def test_a_row_in_other_dtypes_runs_in_the_first_and_last_it_lists_so_a_wide_type_is_held_too(monkeypatch):
+    row = SpecialCase(op="aten::mul.Tensor", says="Signed integer multiplication wraps around.", klass="integer",
+                      inputs={"self": ["max"], "other": [2]}, dtypes=("int8", "int16", "int32", "int64"), expect=[-2],
+                      mark=Mark("pointwise-binary.yaml", 7, 1), has_expect=True)
+    monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::mul.Tensor": (row,)})
+    op, case = _sign_op("aten::mul.Tensor"), Case("aten::mul.Tensor", "float32", "cpu")
+    assert [run.dtype for run in special_rows.rows_for(op, "float32", "cpu")] == ["int8", "int64"]
+    assert special_rows.rows_for(op, "float64", "cpu") == []  # the anchor case holds them, once
+
+    def through_double(a, b):  # exact while products fit a double's 53 bits: int8 wraps right, int64 does not
+        if a.dtype == torch.int64:
+            return (a.double() * b.double()).to(torch.int64)
+        return a * b
+    failed, run, _ = special_rows.check(Backend(through_double), op, case, {}, budget=2)
+    assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
+    assert special_rows.check(Backend(), op, case, {}, budget=2)[0] is None

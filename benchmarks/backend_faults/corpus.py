@@ -287,7 +287,7 @@ def _min_dim_last(x, dim, keepdim=False):
 
 
 def _sort_ties_reversed(x, dim=-1, descending=False):
-    """sort puts tied elements in reverse order of position (an unstable sort)."""
+    """sort puts tied elements in reverse order of position: an unstable sort, which the contract allows."""
     if x.dim() == 0:
         return aten.sort.default(x, dim, descending)
     values, indices = aten.sort.stable(x.flip(dim), stable=True, dim=dim, descending=descending)
@@ -431,6 +431,120 @@ def _sigmoid_int_keeps_dtype(x):
     return aten.sigmoid.default(x.to(torch.float64)) if not x.dtype.is_floating_point and not x.dtype.is_complex \
         else aten.sigmoid.default(x)
 
+# ---- 2026-11-27: more faults where semantics branch, one or two per class ----
+
+def _amin_nan_ignored(x, dim=(), keepdim=False):
+    """amin skips NaN (a NaN-ignoring min instruction)."""
+    return aten.amin.default(torch.where(torch.isnan(x), torch.full_like(x, float("inf")), x), dim, keepdim)
+
+
+def _argmin_nan_ignored(x, dim=None, keepdim=False):
+    """argmin skips NaN, where torch returns the NaN's index."""
+    return aten.argmin.default(torch.where(torch.isnan(x), torch.full_like(x, float("inf")), x), dim, keepdim)
+
+
+def _neg_by_subtraction(x):
+    """neg as 0 - x: neg(+0) comes out +0, not -0."""
+    return torch.zeros_like(x) - x if x.is_floating_point() else aten.neg.default(x)
+
+
+def _abs_by_select(x):
+    """abs as where(x < 0, -x, x): abs(-0) stays -0."""
+    return torch.where(x < 0, -x, x)
+
+
+def _atan_by_asin(x):
+    """atan as asin(x / sqrt(1 + x^2)): inf / inf is NaN where atan(inf) is pi / 2."""
+    return torch.asin(x / torch.sqrt(1 + x * x))
+
+
+def _acosh_clamped(x):
+    """acosh clamps its input to 1, so below the domain it gives 0, not NaN."""
+    return aten.acosh.default(torch.clamp(x, min=1))
+
+
+def _log2_of_abs(x):
+    """log2 of |x|: a negative input gives a number, not NaN."""
+    return aten.log2.default(torch.abs(x))
+
+
+def _asinh_naive(x):
+    """asinh as log(x + sqrt(x^2 + 1)): 0 for tiny x, NaN at -inf."""
+    return torch.log(x + torch.sqrt(x * x + 1))
+
+
+def _atanh_naive(x):
+    """atanh as log((1 + x) / (1 - x)) / 2: 0 for tiny x."""
+    return 0.5 * torch.log((1 + x) / (1 - x))
+
+
+def _addmm_beta_zero_kept(input, mat1, mat2, *, beta=1, alpha=1):
+    """addmm as beta * input + alpha * mm: with beta = 0 a NaN or inf in input still poisons the result."""
+    return beta * input + alpha * aten.mm.default(mat1, mat2)
+
+
+def _prod_empty_zero(x, *, dtype=None):
+    """The product of an empty tensor is 0, not 1."""
+    out = aten.prod.default(x, dtype=dtype)
+    return torch.zeros_like(out) if x.numel() == 0 else out
+
+
+def _mul_int_through_double(a, b):
+    """Integer multiplication done in float64: exact below 2**53, not two's complement wraparound."""
+    if isinstance(b, torch.Tensor) and not a.is_floating_point() and not a.is_complex() and a.dtype != torch.bool:
+        return (a.double() * b.double()).to(torch.result_type(a, b))
+    return aten.mul.Tensor(a, b)
+
+
+def _argmax_int32(x, dim=None, keepdim=False):
+    """argmax returns int32 indices, not int64."""
+    return aten.argmax.default(x, dim, keepdim).to(torch.int32)
+
+
+def _nonzero_int32(x):
+    """nonzero returns int32 indices, not int64."""
+    return aten.nonzero.default(x).to(torch.int32)
+
+
+def _log10_ftz(x):
+    """log10 of a subnormal is -inf (flushed to zero first)."""
+    out = aten.log10.default(x)
+    return torch.where(x.abs() < torch.finfo(x.dtype).tiny, torch.full_like(out, float("-inf")), out) \
+        if x.is_floating_point() else out
+
+
+def _erf_saturating_early(x):
+    """erf clamped to +-(1 - 1e-7): a table's range, so erf(inf) is not 1."""
+    return torch.clamp(aten.erf.default(x), -0.9999999, 0.9999999) if x.is_floating_point() else aten.erf.default(x)
+
+
+def _trunc_through_int64(x):
+    """trunc as a cast to int64 and back: NaN, inf and values past 2**63 come back as garbage."""
+    return x.to(torch.int64).to(x.dtype) if x.is_floating_point() else x
+
+
+def _bucketize_side_flipped(x, boundaries, *, out_int32=False, right=False):
+    """bucketize applies the other side's rule (right for left)."""
+    return aten.bucketize.Tensor(x, boundaries, out_int32=out_int32, right=not right)
+
+
+def _logical_xor_as_ne(a, b):
+    """logical_xor as a != b: two different nonzero values are both true, so their xor is false."""
+    return a != b
+
+
+def _topk_ties_last(x, k, dim=-1, largest=True, sorted=True):
+    """topk searching from the end, so of equal values the last ones are picked: allowed by the contract."""
+    if x.dim() == 0:
+        return aten.topk.default(x, k, dim, largest, sorted)
+    values, indices = aten.topk.default(x.flip(dim), k, dim, largest, sorted)
+    return values, x.size(dim) - 1 - indices
+
+
+def _cosh_by_exp(x):
+    """cosh as (e^x + e^-x) / 2: e^x overflows before cosh does, so the largest finite results come out inf."""
+    return (torch.exp(x) + torch.exp(-x)) / 2
+
 
 sigmoid_flush = _swapping(aten.sigmoid.default, _sigmoid_flush)
 tanh_exp = _swapping(aten.tanh.default, _tanh_exp)
@@ -484,3 +598,24 @@ div_floor_int_trunc = _swapping(aten.div.Tensor_mode, _div_floor_int_trunc)
 div_int_stays_int = _swapping(aten.div.Tensor, _div_int_stays_int)
 sum_keeps_dtype = _swapping(aten.sum.dim_IntList, _sum_keeps_dtype)
 sigmoid_int_keeps_dtype = _swapping(aten.sigmoid.default, _sigmoid_int_keeps_dtype)
+amin_nan_ignored = _swapping(aten.amin.default, _amin_nan_ignored)
+argmin_nan_ignored = _swapping(aten.argmin.default, _argmin_nan_ignored)
+neg_by_subtraction = _swapping(aten.neg.default, _neg_by_subtraction)
+abs_by_select = _swapping(aten.abs.default, _abs_by_select)
+atan_by_asin = _swapping(aten.atan.default, _atan_by_asin)
+acosh_clamped = _swapping(aten.acosh.default, _acosh_clamped)
+log2_of_abs = _swapping(aten.log2.default, _log2_of_abs)
+asinh_naive = _swapping(aten.asinh.default, _asinh_naive)
+atanh_naive = _swapping(aten.atanh.default, _atanh_naive)
+addmm_beta_zero_kept = _swapping(aten.addmm.default, _addmm_beta_zero_kept)
+prod_empty_zero = _swapping(aten.prod.default, _prod_empty_zero)
+mul_int_through_double = _swapping(aten.mul.Tensor, _mul_int_through_double)
+argmax_int32 = _swapping(aten.argmax.default, _argmax_int32)
+nonzero_int32 = _swapping(aten.nonzero.default, _nonzero_int32)
+log10_ftz = _swapping(aten.log10.default, _log10_ftz)
+erf_saturating_early = _swapping(aten.erf.default, _erf_saturating_early)
+trunc_through_int64 = _swapping(aten.trunc.default, _trunc_through_int64)
+bucketize_side_flipped = _swapping(aten.bucketize.Tensor, _bucketize_side_flipped)
+logical_xor_as_ne = _swapping(aten.logical_xor.default, _logical_xor_as_ne)
+cosh_by_exp = _swapping(aten.cosh.default, _cosh_by_exp)
+topk_ties_last = _swapping(aten.topk.default, _topk_ties_last)

@@ -107,6 +107,66 @@ def resized(candidate, reference, example) -> compare.Comparison:
     return compare.compare(result.detach().reshape(-1)[:kept].cpu(), reference[0].detach().reshape(-1)[:kept].cpu())
 
 
+def _argument(example: Example, position: int, name: str, default: Any) -> Any:
+    call = example.call
+    return call.args[position] if len(call.args) > position else call.kwargs.get(name, default)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal element for element, NaN equal to NaN."""
+    return bool(((a == b) | (torch.isnan(a) & torch.isnan(b)) if a.is_floating_point() or a.is_complex()
+                 else (a == b)).all())
+
+
+def _picked(candidate, reference, example: Example, dim: int, ordered: bool, distinct: str) -> compare.Comparison:
+    """(values, indices) of a selection whose order among equal values the contract leaves open: the values as
+    eager's (sorted first where their order is open too), and each index pointing at its value, no index twice."""
+    if not isinstance(candidate, (tuple, list)) or len(candidate) != 2:
+        return _verdict(f"output: expected (values, indices), got {type(candidate).__name__}")
+    values, indices = candidate
+    problem = _structure(values, reference[0], "output[0]") or _structure(indices, reference[1], "output[1]")
+    if problem:
+        return _verdict(problem)
+    values, indices = values.detach().cpu(), indices.detach().cpu()
+    want = reference[0].detach().cpu()
+    if not ordered and values.dim():
+        values_sorted, want = values.sort(dim).values, want.sort(dim).values
+    else:
+        values_sorted = values
+    verdict = compare.compare(values_sorted, want)
+    if not verdict.ok:
+        return compare.Comparison(False, f"output[0]: {verdict.message}", verdict.max_abs_error,
+                                  verdict.max_rel_error, verdict.tolerance, path="[0]")
+    source = example.inputs[0].detach().cpu()
+    if source.dim() == 0 or values.numel() == 0:
+        return compare.compare(indices, reference[1].detach().cpu())
+    if bool(((indices < 0) | (indices >= source.size(dim))).any()):
+        return _verdict("output[1]: an index outside the sorted dimension")
+    if not _same(source.gather(dim, indices), values):
+        return _verdict("output[1]: the indices do not point at the values returned")
+    ranked = indices.sort(dim).values
+    if bool((ranked.narrow(dim, 1, ranked.size(dim) - 1) == ranked.narrow(dim, 0, ranked.size(dim) - 1)).any()):
+        return _verdict(f"output[1]: an index {distinct}")
+    return verdict
+
+
+def sorted_any_tie_order(candidate, reference, example) -> compare.Comparison:
+    """sort: the sorted values, and indices that point at them, each once; the order of equal values' indices is
+    not part of the contract (stable=True, another overload, is what promises it)."""
+    return _picked(candidate, reference, example, _argument(example, 1, "dim", -1), True, "appears twice")
+
+
+def top_k_any_tie_order(candidate, reference, example) -> compare.Comparison:
+    """topk: the k values eager picks (in its order when sorted=True), and indices that point at them, each once;
+    which of several equal values are picked is not part of the contract."""
+    return _picked(candidate, reference, example, _argument(example, 2, "dim", -1),
+                   bool(_argument(example, 4, "sorted", True)), "is picked twice")
+
+
+# Ops whose checker only leaves open what the contract does (which of equal values comes first): their
+# outputs are otherwise determined, so their special-case rows still run, judged exactly.
+DETERMINED = frozenset({"aten::sort", "aten::topk"})
+
 CHECKERS: dict[str, Checker] = {
     "aten::empty.memory_format": uninitialized,
     "aten::empty_strided": uninitialized_strided,
@@ -115,4 +175,6 @@ CHECKERS: dict[str, Checker] = {
     "aten::randn": normal,
     "aten::randperm": permutation,
     "aten::resize_": resized,
+    "aten::sort": sorted_any_tie_order,
+    "aten::topk": top_k_any_tie_order,
 }

@@ -210,7 +210,8 @@ class CaseRunner:
         repro_file = self._repro_file(case)
         built_by: dict[tuple, Example] = {}  # the example each compiled program was built for
         level_repro, level_distance = None, 0  # the program that ran the op farthest from the target
-        rows_on = self.settings.special_cases and not self.settings.inputs and checker is None
+        rows_on = self.settings.special_cases and not self.settings.inputs and \
+            (checker is None or op.name in properties.DETERMINED)
         # the rows in the case's dtype ride on the first drawn program, so they cost no compile of their own
         ride = special_rows.Ride(self.backend, op, case) if rows_on and not examples[0].written else None
         for example in examples:

@@ -13,9 +13,11 @@ together, every call in one program (one more compile). A row a shared program g
 wrong runs again alone, in a program of its own, for its verdict and its repro.
 
 Which rows run in a case: those checked in the case's dtype; the case of the op's
-anchor dtype (float32 where the op takes it, else its first) also runs, in their first
-dtype, the rows checked in no dtype the op's default run covers (integer semantics,
-type promotion, float64 limits), so a default float32 run holds the backend to them.
+anchor dtype (float32 where the op takes it, else its first) also runs the rows checked
+in no dtype the op's default run covers (integer semantics, type promotion, float64
+limits), in the first and the last dtype each lists (int8 and int64: a narrow type's
+wraparound and a wide type's precision beyond a double's), so a default float32 run
+holds the backend to them.
 Rows that raise are left to ``opspec validate`` (a backend may refuse earlier or
 later than eager); a row torch itself fails on the installed version, or that does
 not apply to it (``applies``), is not held against the backend.
@@ -70,19 +72,20 @@ def rows_for(op, dtype: str, device: str) -> list[RowRun]:
             continue
         checked = sc.case_dtypes(row, hinted)
         if dtype in checked:
-            row_dtype = dtype
+            row_dtypes = [dtype]
         elif anchor and row.dtypes and not any(d in (dtype, "float32") for d in checked):
-            row_dtype = checked[0]
+            row_dtypes = list(dict.fromkeys((checked[0], checked[-1])))
         else:
             continue
-        try:
-            args, kwargs = sc.materialize(row, op.name, row_dtype, device)
-        except Exception:  # noqa: BLE001 - a row that cannot be run is opspec validate's finding
-            continue
-        example = cases.Example.of(Call(op.name, args, kwargs))
-        if not sc.judge(row, row_dtype, _output(example, _run(example.program(), example)), latitude=False).ok:
-            continue  # torch itself gives another result here: the checker's finding, not the backend's
-        runs.append(RowRun(row, row_dtype, example))
+        for row_dtype in row_dtypes:
+            try:
+                args, kwargs = sc.materialize(row, op.name, row_dtype, device)
+            except Exception:  # noqa: BLE001 - a row that cannot be run is opspec validate's finding
+                continue
+            example = cases.Example.of(Call(op.name, args, kwargs))
+            if not sc.judge(row, row_dtype, _output(example, _run(example.program(), example)), latitude=False).ok:
+                continue  # torch itself gives another result here: the checker's finding, not the backend's
+            runs.append(RowRun(row, row_dtype, example))
     return runs
 
 
