@@ -232,3 +232,16 @@ def test_a_row_in_other_dtypes_runs_in_the_first_and_last_it_lists_so_a_wide_typ
     failed, run, _ = special_rows.check(Backend(through_double), op, case, {}, budget=2)
     assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
     assert special_rows.check(Backend(), op, case, {}, budget=2)[0] is None
+
+
+def test_a_backend_with_declared_evidence_pays_one_program_for_its_rows_at_most():
+    """aot_eager's kernels are PyTorch's by design (declared): nothing its programs show is evidence, so no call
+    runs again on its own to find who ran the op; the rows cost the program of the rows in other dtypes only."""
+    from opspec.conform.runner import CaseRunner, Settings
+
+    case = Case("aten::abs", "float32", "cpu")
+    without = CaseRunner(Settings(backend="aot_eager", special_cases=False)).run(case)
+    defaults = CaseRunner(Settings(backend="aot_eager")).run(case)
+    assert without["status"] == defaults["status"] == "pass"
+    assert defaults["special_cases"]["run"] == defaults["special_cases"]["rows"] > 0
+    assert defaults["compiles"] <= without["compiles"] + 1
