@@ -2,12 +2,12 @@
 
     python benchmarks/rows_profile.py --ops div.Tensor,eq.Scalar,fmod.Tensor,gelu,cos
 
-Runs the float32 cases of ``--ops`` in this process (one warm-up case first, so imports
-and Inductor's precompiled header are paid before), under cProfile, once with the rows
-left out and once at the defaults, each from a fresh Inductor cache. Prints each leg's
-wall time, programs compiled, and the time spent waiting for Inductor's C++ compiles
-(``AsyncCompile.wait``: the kernels built in its compile workers), so the rows' cost can
-be split into compiles of their own and C++ for the kernels they add.
+Runs the float32 cases of ``--ops`` under cProfile, once with the rows left out and
+once at the defaults, each leg in a process of its own with a fresh Inductor cache and
+one warm-up case first (imports and Inductor's precompiled header paid before). Prints
+each leg's wall time, programs compiled, the calls of ``AsyncCompile.wait`` (one per
+program with kernels) and the time spent in them, waiting for the C++ compiles of the
+kernels: the rows' cost split into compiles of their own and C++ for the kernels they add.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def leg(ops: list[str], rows: bool) -> dict:
     waits = [(calls, cumulative) for (path, _, name), (calls, _, _, cumulative, _) in stats.items()
              if path.endswith("async_compile.py") and name == "wait"]
     return {"wall_s": round(time.perf_counter() - started, 1), "programs": compiles,
-            "kernel_waits": sum(c for c, _ in waits), "cpp_wait_s": round(max((t for _, t in waits), default=0.0), 1)}
+            "waits": sum(c for c, _ in waits), "cpp_wait_s": round(max((t for _, t in waits), default=0.0), 1)}
 
 
 def main() -> int:
