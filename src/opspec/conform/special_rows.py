@@ -7,7 +7,10 @@ the row's latitude allowed and named). A row's call becomes an example like a dr
 one. The rows in the case's dtype ride on the case's first drawn program (:class:`Ride`):
 the backend compiles one graph holding the drawn call and every row's call, so they cost
 no compile of their own, which is what keeps a default run's time near what it was
-without them. Rows that cannot ride (another dtype, a write, a ride that did not build)
+without them. Where the backend's evidence is declared (its kernels are PyTorch's by
+design, or it has no way back to PyTorch) rows in other dtypes ride too: nothing its
+programs show is read, so their calls cannot speak for the case's dtype. Rows that
+cannot ride (another dtype, a write, a ride that did not build)
 are grouped by key and run on a program the case already built where one fits, else
 together, every call in one program (one more compile). A row a shared program gets
 wrong runs again alone, in a program of its own, for its verdict and its repro.
@@ -213,7 +216,8 @@ def rows_and_units(op, case: cases.Case, compiled: dict) -> tuple[list[RowRun], 
 
 
 class Ride:
-    """The rows in the case's dtype riding on its first drawn program, as a backend for ``replay.judge``.
+    """The rows in the case's dtype (every dtype, where the backend's evidence is declared) riding on its first
+    drawn program, as a backend for ``replay.judge``.
 
     The first program the runner has the backend compile becomes one graph: the drawn call, then every riding
     unit's call on its own inputs, outputs flattened. Each run of it returns the drawn call's output and keeps
@@ -225,8 +229,11 @@ class Ride:
     def __init__(self, backend, op, case: cases.Case):
         self.backend = backend
         self.runs, self.all_units = rows_and_units(op, case, {})
+        # rows in other dtypes ride too where the backend's evidence is declared: who computed them cannot then
+        # speak for the case's dtype, because nothing the programs show is read
+        declared = backend.static_evidence() is not None if hasattr(backend, "static_evidence") else False
         self.units = [u for u in self.all_units if not u[0].written and u[0].call.op not in cases.SYMBOLIC
-                      and _in_dtype(u[0], case.dtype)]
+                      and (declared or _in_dtype(u[0], case.dtype))]
         self.results: list | None = None
         self.shared = None  # the program the backend built for the drawn call and the rows together
         self.distance = 0  # how far from the target the shared program ran the op (set by the runner)
@@ -240,7 +247,13 @@ class Ride:
         together, count = _together([u[0] for u in self.units]), len(inputs)
 
         def row_inputs() -> list:
-            return [t for u in self.units for t in u[0].fresh_inputs()]
+            # static sizes: a row is about values at an edge, the drawn calls are what exercise dynamic shapes, and
+            # symbolic sizes for every row tensor multiply what tracing and codegen reason about
+            tensors = [t for u in self.units for t in u[0].fresh_inputs()]
+            for tensor in tensors:
+                if isinstance(tensor, torch.Tensor) and tensor.dim():
+                    torch._dynamo.mark_static(tensor)
+            return tensors
 
         def shared(*tensors):
             return tuple(_pytree.tree_leaves((program(*tensors[:count]), together(*tensors[count:]))))
