@@ -73,14 +73,19 @@ def permutation(candidate, reference, example) -> compare.Comparison:
     return _verdict(problem)
 
 
+def _pair_problem(candidate, reference, names: str) -> str | None:
+    """Why ``candidate`` is not a pair shaped like eager's two outputs (``names``: what the pair holds), or None."""
+    if not isinstance(candidate, (tuple, list)) or len(candidate) != 2:
+        return f"output: expected ({names}), got {type(candidate).__name__}"
+    return _structure(candidate[0], reference[0], "output[0]") or _structure(candidate[1], reference[1], "output[1]")
+
+
 def dropout(candidate, reference, example) -> compare.Comparison:
     """native_dropout: a bool mask of the input's shape; outputs are input * mask / (1 - p) in training."""
-    if not isinstance(candidate, (tuple, list)) or len(candidate) != 2:
-        return _verdict(f"output: expected (output, mask), got {type(candidate).__name__}")
-    out, mask = candidate
-    problem = _structure(out, reference[0], "output[0]") or _structure(mask, reference[1], "output[1]")
+    problem = _pair_problem(candidate, reference, "output, mask")
     if problem:
         return _verdict(problem)
+    out, mask = candidate
     call = example.call
     x, p = call.args[0], float(call.args[1])
     train = call.args[2] if len(call.args) > 2 else call.kwargs.get("train")
@@ -121,12 +126,10 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
 def _picked(candidate, reference, example: Example, dim: int, ordered: bool, distinct: str) -> compare.Comparison:
     """(values, indices) of a selection whose order among equal values the contract leaves open: the values as
     eager's (sorted first where their order is open too), and each index pointing at its value, no index twice."""
-    if not isinstance(candidate, (tuple, list)) or len(candidate) != 2:
-        return _verdict(f"output: expected (values, indices), got {type(candidate).__name__}")
-    values, indices = candidate
-    problem = _structure(values, reference[0], "output[0]") or _structure(indices, reference[1], "output[1]")
+    problem = _pair_problem(candidate, reference, "values, indices")
     if problem:
         return _verdict(problem)
+    values, indices = candidate
     values, indices = values.detach().cpu(), indices.detach().cpu()
     want = reference[0].detach().cpu()
     if not ordered and values.dim():
