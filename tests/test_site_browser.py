@@ -7,6 +7,7 @@ With OPSPEC_SCREENSHOTS=DIR the op page and the scoreboard are saved there as PN
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -30,9 +31,14 @@ pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="chromium and 
 SPELLINGS = ("add.Tensor", "aten::add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor")
 
 
+BUILT: dict[str, Path] = {}  # served URL -> the folder it serves, so a test can say what the page on disk holds
+
+
 def _serve(root: Path, out: Path):
     result = build(Workspace(root), out, write_generated=False)
-    return serve_in_thread(result.out)
+    httpd, url = serve_in_thread(result.out)
+    BUILT[url] = result.out
+    return httpd, url
 
 
 @pytest.fixture(scope="module")
@@ -283,12 +289,30 @@ def test_real_models_table_fits_its_columns_at_1400_px(served, browser):
 
 
 def test_scoreboard_history_and_the_op_index_worst_result(served, browser):
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    browser.get(served + "generated/scoreboard/")
     history = ROOT / "conformance" / "results" / "history"
     runs = {folder.name: len(list(folder.glob("*.json"))) for folder in history.iterdir() if folder.is_dir()}
+    browser.get(served + "generated/scoreboard/")
+    # the history table closes a page of some 800 kB: wait until the browser holds every row of it, as a reader
+    # scrolling down would, and if it never does, say what the page in the browser and the page on disk hold
+    sparks = "svg.opspec-spark"
+
+    def every_row(b) -> bool:
+        return len(b.find_elements(By.CSS_SELECTOR, sparks)) >= len(runs)
+    try:
+        _wait()(browser, 60).until(every_row)
+    except TimeoutException:
+        browser.refresh()  # once more from the server; then the failure says what each side holds
+        with contextlib.suppress(TimeoutException):
+            _wait()(browser, 60).until(every_row)
+    if not every_row(browser):
+        on_disk = (BUILT[served] / "generated" / "scoreboard" / "index.html").read_text(encoding="utf-8")
+        pytest.fail(f"{browser.current_url} ({browser.title!r}): {len(browser.find_elements(By.CSS_SELECTOR, sparks))} "
+                    f"sparklines in the browser, {browser.page_source.count('opspec-spark')} in its source, "
+                    f"{on_disk.count('opspec-spark')} in the built page; {len(runs)} backends have history")
     drawn = browser.execute_script("""
         return Array.from(document.querySelectorAll('svg.opspec-spark')).map(svg => {
             const row = svg.closest('tr');
