@@ -93,6 +93,20 @@ def test_rows_in_another_dtype_do_not_decide_who_computed_the_case(tmp_path):
     record = report["results"][0]
     assert (record["status"], record["executed"]) == ("pass", "target"), record.get("message")
     assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0 and code == 0
+    # the integer rows rode on the drawn program; its runtime part set it aside for the drawn call with the
+    # float32 rows alone: one program more than the drawn call's, as when they had a program of their own
+    _, bare = run(tmp_path, "float_delegate", "remainder.Tensor", "--no-special-cases")
+    assert record["compiles"] == bare["results"][0]["compiles"] + 1
+
+
+def test_rows_in_another_dtype_cost_no_program_where_the_backend_ran_them_all(tmp_path):
+    """A backend whose every kernel is its target's: the rows of every dtype ride on the drawn program."""
+    _, report = run(tmp_path, "everything_delegated", "remainder.Tensor")
+    _, bare = run(tmp_path, "everything_delegated", "remainder.Tensor", "--no-special-cases")
+    record = report["results"][0]
+    assert (record["status"], record["executed"]) == ("pass", "target"), record.get("message")
+    assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0
+    assert record["compiles"] == bare["results"][0]["compiles"]
 
 
 def test_a_backend_returning_the_graph_it_was_handed_executed_nothing(tmp_path):

@@ -247,7 +247,7 @@ def test_a_backend_with_declared_evidence_pays_one_program_for_its_rows_at_most(
     assert defaults["compiles"] <= without["compiles"] + 1
 
 
-def test_where_evidence_is_declared_rows_in_other_dtypes_ride_too_and_a_wrong_one_still_fails(monkeypatch):
+def test_rows_in_other_dtypes_ride_on_the_drawn_program_and_a_wrong_one_still_fails(monkeypatch):
     row = SpecialCase(op="aten::mul.Tensor", says="Signed integer multiplication wraps around.", klass="integer",
                       inputs={"self": ["max"], "other": [2]}, dtypes=("int8", "int64"), expect=[-2],
                       mark=Mark("pointwise-binary.yaml", 7, 1), has_expect=True)
@@ -257,21 +257,17 @@ def test_where_evidence_is_declared_rows_in_other_dtypes_ride_too_and_a_wrong_on
 
     op, case = _sign_op("aten::mul.Tensor"), Case("aten::mul.Tensor", "float32", "cpu")
 
-    class Declared(Backend):
-        def static_evidence(self):
-            return object()  # what its programs show is not read
-
     def through_double(*tensors):  # every call of the graph: int64 products through float64
         outs = []
         for a, b in zip(tensors[::2], tensors[1::2]):
             outs.append((a.double() * b.double()).to(torch.int64) if a.dtype == torch.int64 else a * b)
         return tuple(outs) if len(outs) > 1 else outs[0]
-    for backend, rides in ((Declared(through_double), 2), (Backend(through_double), 0)):
-        ride = special_rows.Ride(backend, op, case)
-        assert len(ride.units) == rides  # undeclared: the int8 and int64 rows keep a program of their own
-        drawn = cases.Example.of(Call("aten::mul.Tensor", (torch.tensor([1.5]), torch.tensor([2.0])), {}))
-        program = ride.compile(drawn.program(), drawn.fresh_inputs())
-        assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([3.0]))
-        failed, run, _ = special_rows.check(backend, op, case, {drawn.key: program}, budget=0, ride=ride,
-                                            built_by={drawn.key: drawn})
-        assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
+    backend = Backend(through_double)
+    ride = special_rows.Ride(backend, op, case)
+    assert len(ride.units) == 2 and ride.mixed  # the int8 and int64 rows ride: no program of their own
+    drawn = cases.Example.of(Call("aten::mul.Tensor", (torch.tensor([1.5]), torch.tensor([2.0])), {}))
+    program = ride.compile(drawn.program(), drawn.fresh_inputs())
+    assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([3.0]))
+    failed, run, _ = special_rows.check(backend, op, case, {drawn.key: program}, budget=0, ride=ride,
+                                        built_by={drawn.key: drawn})
+    assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
