@@ -125,6 +125,19 @@ def everything_delegated(gm: torch.fx.GraphModule, example_inputs):
     return run
 
 
+def telling_for_integers_only(gm: torch.fx.GraphModule, example_inputs):
+    """Says what ran only where the graph holds an integer or bool op (all of it, in its target); a graph of
+    floating-point ops alone runs with nothing said, as ``opaque``."""
+    ops, integer = _qualified(gm), False
+    for node in gm.graph.nodes:
+        value = node.meta.get("example_value", node.meta.get("val"))
+        integer |= node.op == "call_function" and isinstance(value, torch.Tensor) and not value.is_floating_point()
+    run = lambda *inputs: gm.forward(*inputs)  # noqa: E731
+    if integer:
+        run.executed_ops = lambda: {"target": sorted(ops), "runtime": []}
+    return run
+
+
 def eager_passthrough(gm: torch.fx.GraphModule, example_inputs):
     return gm.forward
 

@@ -94,19 +94,30 @@ def test_rows_in_another_dtype_do_not_decide_who_computed_the_case(tmp_path):
     assert (record["status"], record["executed"]) == ("pass", "target"), record.get("message")
     assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0 and code == 0
     # the integer rows rode on the drawn program; its runtime part set it aside for the drawn call with the
-    # float32 rows alone: one program more than the drawn call's, as when they had a program of their own
+    # float32 rows alone: one program more than the drawn calls', as when they had a program of their own
     _, bare = run(tmp_path, "float_delegate", "remainder.Tensor", "--no-special-cases")
     assert record["compiles"] == bare["results"][0]["compiles"] + 1
 
 
 def test_rows_in_another_dtype_cost_no_program_where_the_backend_ran_them_all(tmp_path):
-    """A backend whose every kernel is its target's: the rows of every dtype ride on the drawn program."""
-    _, report = run(tmp_path, "everything_delegated", "remainder.Tensor")
-    _, bare = run(tmp_path, "everything_delegated", "remainder.Tensor", "--no-special-cases")
+    """A backend whose every kernel is its target's: the rows of every dtype ride on the drawn program, and the
+    case's second drawn program (conform's defaults build two here) shows the op on the target without them."""
+    defaults = ("--max-examples", "4", "--max-compiles", "2")
+    _, report = run(tmp_path, "everything_delegated", "remainder.Tensor", *defaults)
+    _, bare = run(tmp_path, "everything_delegated", "remainder.Tensor", "--no-special-cases", *defaults)
     record = report["results"][0]
     assert (record["status"], record["executed"]) == ("pass", "target"), record.get("message")
     assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0
-    assert record["compiles"] == bare["results"][0]["compiles"]
+    assert record["compiles"] == bare["results"][0]["compiles"] == 2
+
+
+def test_what_rows_in_another_dtype_show_does_not_make_a_silent_case_a_pass(tmp_path):
+    """The backend says who ran its integer programs and nothing of its float32 ones: the float32 case stays
+    unverified, though its integer rows rode on the drawn program and the backend vouched for that program."""
+    _, report = run(tmp_path, "telling_for_integers_only", "remainder.Tensor")
+    record = report["results"][0]
+    assert (record["status"], record["executed"]) == ("unverified", "unknown"), record.get("evidence")
+    assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0
 
 
 def test_a_backend_returning_the_graph_it_was_handed_executed_nothing(tmp_path):

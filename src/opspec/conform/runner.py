@@ -253,15 +253,17 @@ class CaseRunner:
                 return outcome
             verdicts.append(outcome)
         rows = None
-        if ride is not None and ride.distance and ride.mixed:
-            # rows in other dtypes rode, and the shared program ran the op away from the target: what it showed
-            # says nothing of this dtype (a float32 delegate leaves int64 to its runtime). The drawn call with
-            # only the rows in its dtype riding is what speaks for the case: its evidence replaces the shared one
+        if ride is not None and ride.mixed and ride.spans:
+            # rows in other dtypes rode: what the shared program showed says nothing of this dtype (a float32
+            # delegate leaves int64 to its runtime; an int64 row's kernel is no evidence that a float32 view ran
+            # anywhere). It is set aside; where it showed the op away from the target, or the case's other programs
+            # do not show it on the target, the drawn call with only the rows in its dtype speaks for the case
             for start, end in reversed(ride.spans):
                 del seen[start:end]
-            before = len(seen)
-            replay.judge_example(ride.without_other_dtypes(op), examples[0], op, seed, compiled={})
-            ride.distance = evidence.distance(case.op, seen[before:])
+            if ride.distance or evidence.judge(case.op, seen).executed != "target":
+                before = len(seen)
+                replay.judge_example(ride.without_other_dtypes(op), examples[0], op, seed, compiled={})
+                ride.distance = evidence.distance(case.op, seen[before:])
         if ride is not None and ride.distance:  # the shared program ran the op away from the target: the drawn
             before = len(seen)                   # call alone says whether it did
             first = examples[0]

@@ -8,9 +8,11 @@ one. The rows ride on the case's first drawn program (:class:`Ride`): the backen
 compiles one graph holding the drawn call and every row's call, so they cost no compile
 of their own, which is what keeps a default run's time near what it was without them.
 Who computed a row in another dtype says nothing of the case's dtype (a float32 delegate
-leaves int64 to its runtime): where such a shared program ran the op away from the
-backend's target, the runner builds the drawn call with only the rows in its dtype
-again, and that program's evidence is the case's. Rows that cannot ride (a write, a
+leaves int64 to its runtime; kernels for an int64 row say nothing of a float32 view that
+ran nowhere), so what such a shared program shows is set aside. Where it showed the op
+away from the backend's target, or no other program of the case shows the op on the
+target, the runner builds the drawn call with only the rows in its dtype again, and
+that program's evidence is the case's. Rows that cannot ride (a write, a
 shape query, a ride that did not build) are grouped by key and run on a program the
 case already built where one fits, else together, every call in one program (one more
 compile). A row a shared program gets wrong runs again alone, in a program of its own,
@@ -231,9 +233,9 @@ class Ride:
         self.runs, self.all_units = rows_and_units(op, case, {})
         self.units = [u for u in self.all_units if not u[0].written and u[0].call.op not in cases.SYMBOLIC
                       and (not own_dtype_only or _in_dtype(u[0], case.dtype))]
-        # rows in other dtypes ride too; who computed them says nothing of the case's dtype (a float32 delegate
-        # leaves int64 to its runtime), so where the shared program ran the op away from the target the runner
-        # asks the drawn call and the rows in its dtype again, without them (:meth:`without_other_dtypes`)
+        # rows in other dtypes ride too; who computed them says nothing of the case's dtype, so the runner sets
+        # the shared program's evidence aside and, where the case needs it, asks the drawn call and the rows in
+        # its dtype again, without them (:meth:`without_other_dtypes`)
         self.mixed = any(not _in_dtype(u[0], case.dtype) for u in self.units)
         self.case = case
         self.results: list | None = None
