@@ -138,6 +138,31 @@ def telling_for_integers_only(gm: torch.fx.GraphModule, example_inputs):
     return run
 
 
+class _BoolSumWithAlphaAsAnd(torch.utils._python_dispatch.TorchDispatchMode):
+    """``add.Tensor`` of bool tensors with an alpha computed as a logical and (eager: a logical or)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.ops.aten.add.Tensor and args[0].dtype == torch.bool and kwargs.get("alpha", 1) != 1:
+            return torch.logical_and(args[0], args[1])
+        return func(*args, **kwargs)
+
+
+def wrong_with_symbolic_bool_sizes(gm: torch.fx.GraphModule, example_inputs):
+    """Right with static sizes; with a bool input of symbolic size, adds bool tensors with an alpha wrongly (a
+    kernel specialised for dynamic shapes, as Inductor's from torch 2.10 is)."""
+    symbolic = any(isinstance(v, torch.Tensor) and v.dtype == torch.bool and any(isinstance(s, torch.SymInt) for s in v.shape)
+                   for v in (n.meta.get("example_value") for n in gm.graph.nodes if n.op == "placeholder"))
+
+    def run(*inputs):
+        if not symbolic:
+            return gm.forward(*inputs)
+        with _BoolSumWithAlphaAsAnd():
+            return gm.forward(*inputs)
+    run.executed_ops = lambda: {"target": sorted(_qualified(gm)), "runtime": []}
+    return run
+
+
 def eager_passthrough(gm: torch.fx.GraphModule, example_inputs):
     return gm.forward
 

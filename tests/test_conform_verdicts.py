@@ -111,6 +111,16 @@ def test_rows_in_another_dtype_cost_no_program_where_the_backend_ran_them_all(tm
     assert record["compiles"] == bare["results"][0]["compiles"] == 2
 
 
+def test_rows_riding_on_the_drawn_program_take_sizes_as_dynamic_as_the_run(tmp_path):
+    """A backend wrong only where a bool tensor's size is symbolic: add.Tensor's bool row, riding on the float32
+    case's drawn program, is run with the run's dynamic sizes and fails naming the row."""
+    _, report = run(tmp_path, "wrong_with_symbolic_bool_sizes", "add.Tensor")
+    record = report["results"][0]
+    assert record["status"] == "fail" and record["special_case"]["dtype"] == "bool", record.get("message")
+    _, static = run(tmp_path, "wrong_with_symbolic_bool_sizes", "add.Tensor", "--static")
+    assert static["results"][0]["status"] == "pass", static["results"][0].get("message")
+
+
 def test_what_rows_in_another_dtype_show_does_not_make_a_silent_case_a_pass(tmp_path):
     """The backend says who ran its integer programs and nothing of its float32 ones: the float32 case stays
     unverified, though its integer rows rode on the drawn program and the backend vouched for that program."""

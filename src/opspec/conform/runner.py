@@ -253,7 +253,7 @@ class CaseRunner:
                 return outcome
             verdicts.append(outcome)
         rows = None
-        if ride is not None and ride.mixed and ride.spans:
+        if ride is not None and ride.mixed and ride.shared is not None and ride.spans:
             # rows in other dtypes rode: what the shared program showed says nothing of this dtype (a float32
             # delegate leaves int64 to its runtime; an int64 row's kernel is no evidence that a float32 view ran
             # anywhere). It is set aside; where it showed the op away from the target, or the case's other programs

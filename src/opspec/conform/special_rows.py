@@ -252,13 +252,9 @@ class Ride:
         together, count = _together([u[0] for u in self.units]), len(inputs)
 
         def row_inputs() -> list:
-            # static sizes: a row is about values at an edge, the drawn calls are what exercise dynamic shapes, and
-            # symbolic sizes for every row tensor multiply what tracing and codegen reason about
-            tensors = [t for u in self.units for t in u[0].fresh_inputs()]
-            for tensor in tensors:
-                if isinstance(tensor, torch.Tensor) and tensor.dim():
-                    torch._dynamo.mark_static(tensor)
-            return tensors
+            # sizes as dynamic as the run's: a backend can be right at an edge with static sizes and wrong with
+            # symbolic ones (Inductor from torch 2.10 adds bool tensors with an alpha wrongly only then)
+            return [t for u in self.units for t in u[0].fresh_inputs()]
 
         def shared(*tensors):
             return tuple(_pytree.tree_leaves((program(*tensors[:count]), together(*tensors[count:]))))
