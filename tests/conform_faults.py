@@ -117,14 +117,6 @@ def float_delegate(gm: torch.fx.GraphModule, example_inputs):
     return run
 
 
-def everything_delegated(gm: torch.fx.GraphModule, example_inputs):
-    """A delegate that takes every op of the graph, whatever its dtype."""
-    ops = _qualified(gm)
-    run = lambda *inputs: gm.forward(*inputs)  # noqa: E731
-    run.executed_ops = lambda: {"target": sorted(ops), "runtime": []}
-    return run
-
-
 def telling_for_integers_only(gm: torch.fx.GraphModule, example_inputs):
     """Says what ran only where the graph holds an integer or bool op (all of it, in its target); a graph of
     floating-point ops alone runs with nothing said, as ``opaque``."""

@@ -93,27 +93,15 @@ def test_rows_in_another_dtype_do_not_decide_who_computed_the_case(tmp_path):
     record = report["results"][0]
     assert (record["status"], record["executed"]) == ("pass", "target"), record.get("message")
     assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0 and code == 0
-    # the integer rows rode on the drawn program; its runtime part set it aside for the drawn call with the
-    # float32 rows alone: one program more than the drawn calls', as when they had a program of their own
+    # the integer rows run in one program of their own, whose evidence is set aside: one program more
+    # than the drawn calls'
     _, bare = run(tmp_path, "float_delegate", "remainder.Tensor", "--no-special-cases")
     assert record["compiles"] == bare["results"][0]["compiles"] + 1
 
 
-def test_rows_in_another_dtype_cost_no_program_where_the_backend_ran_them_all(tmp_path):
-    """A backend whose every kernel is its target's: the rows of every dtype ride on the drawn program, and the
-    case's second drawn program (conform's defaults build two here) shows the op on the target without them."""
-    defaults = ("--max-examples", "4", "--max-compiles", "2")
-    _, report = run(tmp_path, "everything_delegated", "remainder.Tensor", *defaults)
-    _, bare = run(tmp_path, "everything_delegated", "remainder.Tensor", "--no-special-cases", *defaults)
-    record = report["results"][0]
-    assert (record["status"], record["executed"]) == ("pass", "target"), record.get("message")
-    assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0
-    assert record["compiles"] == bare["results"][0]["compiles"] == 2
-
-
-def test_rows_riding_on_the_drawn_program_take_sizes_as_dynamic_as_the_run(tmp_path):
-    """A backend wrong only where a bool tensor's size is symbolic: add.Tensor's bool row, riding on the float32
-    case's drawn program, is run with the run's dynamic sizes and fails naming the row."""
+def test_rows_take_sizes_as_dynamic_as_the_run(tmp_path):
+    """A backend wrong only where a bool tensor's size is symbolic: add.Tensor's bool row, run in the float32
+    case, is compiled with the run's dynamic sizes and fails naming the row; with --static it passes."""
     _, report = run(tmp_path, "wrong_with_symbolic_bool_sizes", "add.Tensor")
     record = report["results"][0]
     assert record["status"] == "fail" and record["special_case"]["dtype"] == "bool", record.get("message")
@@ -123,7 +111,7 @@ def test_rows_riding_on_the_drawn_program_take_sizes_as_dynamic_as_the_run(tmp_p
 
 def test_what_rows_in_another_dtype_show_does_not_make_a_silent_case_a_pass(tmp_path):
     """The backend says who ran its integer programs and nothing of its float32 ones: the float32 case stays
-    unverified, though its integer rows rode on the drawn program and the backend vouched for that program."""
+    unverified, though the backend vouched for the program of its integer rows."""
     _, report = run(tmp_path, "telling_for_integers_only", "remainder.Tensor")
     record = report["results"][0]
     assert (record["status"], record["executed"]) == ("unverified", "unknown"), record.get("evidence")

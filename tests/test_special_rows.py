@@ -247,7 +247,7 @@ def test_a_backend_with_declared_evidence_pays_one_program_for_its_rows_at_most(
     assert defaults["compiles"] <= without["compiles"] + 1
 
 
-def test_rows_in_other_dtypes_ride_on_the_drawn_program_and_a_wrong_one_still_fails(monkeypatch):
+def test_where_evidence_is_declared_rows_in_other_dtypes_ride_too_and_a_wrong_one_still_fails(monkeypatch):
     row = SpecialCase(op="aten::mul.Tensor", says="Signed integer multiplication wraps around.", klass="integer",
                       inputs={"self": ["max"], "other": [2]}, dtypes=("int8", "int64"), expect=[-2],
                       mark=Mark("pointwise-binary.yaml", 7, 1), has_expect=True)
@@ -257,17 +257,51 @@ def test_rows_in_other_dtypes_ride_on_the_drawn_program_and_a_wrong_one_still_fa
 
     op, case = _sign_op("aten::mul.Tensor"), Case("aten::mul.Tensor", "float32", "cpu")
 
+    class Declared(Backend):
+        def static_evidence(self):
+            return object()  # what its programs show is not read
+
     def through_double(*tensors):  # every call of the graph: int64 products through float64
         outs = []
         for a, b in zip(tensors[::2], tensors[1::2]):
             outs.append((a.double() * b.double()).to(torch.int64) if a.dtype == torch.int64 else a * b)
         return tuple(outs) if len(outs) > 1 else outs[0]
-    backend = Backend(through_double)
+    for backend, rides in ((Declared(through_double), 2), (Backend(through_double), 0)):
+        ride = special_rows.Ride(backend, op, case)
+        assert len(ride.units) == rides  # undeclared: the int8 and int64 rows keep a program of their own
+        drawn = cases.Example.of(Call("aten::mul.Tensor", (torch.tensor([1.5]), torch.tensor([2.0])), {}))
+        program = ride.compile(drawn.program(), drawn.fresh_inputs())
+        assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([3.0]))
+        failed, run, _ = special_rows.check(backend, op, case, {drawn.key: program}, budget=0, ride=ride,
+                                            built_by={drawn.key: drawn})
+        assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
+
+
+def test_rows_riding_where_evidence_is_declared_take_the_runs_dynamic_sizes(monkeypatch):
+    """add.Tensor's bool row rides on the float32 drawn program of a declared backend compiling with dynamic
+    shapes; a backend wrong only with symbolic bool sizes (Inductor's bool sum with an alpha, torch 2.10+) fails it,
+    where static sizes for riding rows would hide it."""
+    from conform_faults import wrong_with_symbolic_bool_sizes
+
+    from opspec.conform import cases
+    from opspec.testing.strategies import Call
+
+    class DeclaredDynamic(Backend):
+        def static_evidence(self):
+            return object()  # what its programs show is not read: every row rides
+
+        def compile(self, program, inputs):
+            self.compiles += 1
+            torch._dynamo.reset()
+            return torch.compile(program, backend=wrong_with_symbolic_bool_sizes, dynamic=True)
+
+    op, case = _sign_op("aten::add.Tensor"), Case("aten::add.Tensor", "float32", "cpu")
+    backend = DeclaredDynamic()
     ride = special_rows.Ride(backend, op, case)
-    assert len(ride.units) == 2 and ride.mixed  # the int8 and int64 rows ride: no program of their own
-    drawn = cases.Example.of(Call("aten::mul.Tensor", (torch.tensor([1.5]), torch.tensor([2.0])), {}))
+    assert any(u[0].inputs[0].dtype == torch.bool for u in ride.units)  # the bool row rides
+    drawn = cases.Example.of(Call("aten::add.Tensor", (torch.tensor([1.5, 2.0]), torch.tensor([2.0, 1.0])), {}))
     program = ride.compile(drawn.program(), drawn.fresh_inputs())
-    assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([3.0]))
+    assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([3.5, 3.0]))
     failed, run, _ = special_rows.check(backend, op, case, {drawn.key: program}, budget=0, ride=ride,
                                         built_by={drawn.key: drawn})
-    assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
+    assert failed is not None and failed["status"] == "fail" and run.dtype == "bool", failed

@@ -226,8 +226,6 @@ class CaseRunner:
             riding = ride is not None and not ride.used
             on_ride = ride is not None and ride.shared is not None and compiled.get(example.key) is ride.shared
             outcome = replay.judge_example(ride or self.backend, example, op, seed, compiled=compiled)
-            if (riding or on_ride) and seen is not None and len(seen) > before:
-                ride.spans.append((before, len(seen)))  # what the shared program showed, should it be set aside
             if (riding or on_ride) and ride.results is not None and isinstance(outcome, dict):
                 # judged alone, as its repro will judge it: the shared program is the rows' business
                 compiled[example.key] = None
@@ -253,17 +251,6 @@ class CaseRunner:
                 return outcome
             verdicts.append(outcome)
         rows = None
-        if ride is not None and ride.mixed and ride.shared is not None and ride.spans:
-            # rows in other dtypes rode: what the shared program showed says nothing of this dtype (a float32
-            # delegate leaves int64 to its runtime; an int64 row's kernel is no evidence that a float32 view ran
-            # anywhere). It is set aside; where it showed the op away from the target, or the case's other programs
-            # do not show it on the target, the drawn call with only the rows in its dtype speaks for the case
-            for start, end in reversed(ride.spans):
-                del seen[start:end]
-            if ride.distance or evidence.judge(case.op, seen).executed != "target":
-                before = len(seen)
-                replay.judge_example(ride.without_other_dtypes(op), examples[0], op, seed, compiled={})
-                ride.distance = evidence.distance(case.op, seen[before:])
         if ride is not None and ride.distance:  # the shared program ran the op away from the target: the drawn
             before = len(seen)                   # call alone says whether it did
             first = examples[0]

@@ -4,19 +4,16 @@ A case's drawn examples compare the backend with eager within tolerances; its sp
 cases (``opset/special_cases``) state the exact result where semantics branch, and
 ``judge`` holds the backend to them (NaN where NaN, the sign of a zero the row writes,
 the row's latitude allowed and named). A row's call becomes an example like a drawn
-one. The rows ride on the case's first drawn program (:class:`Ride`): the backend
-compiles one graph holding the drawn call and every row's call, so they cost no compile
-of their own, which is what keeps a default run's time near what it was without them.
-Who computed a row in another dtype says nothing of the case's dtype (a float32 delegate
-leaves int64 to its runtime; kernels for an int64 row say nothing of a float32 view that
-ran nowhere), so what such a shared program shows is set aside. Where it showed the op
-away from the backend's target, or no other program of the case shows the op on the
-target, the runner builds the drawn call with only the rows in its dtype again, and
-that program's evidence is the case's. Rows that cannot ride (a write, a
-shape query, a ride that did not build) are grouped by key and run on a program the
-case already built where one fits, else together, every call in one program (one more
-compile). A row a shared program gets wrong runs again alone, in a program of its own,
-for its verdict and its repro.
+one. The rows in the case's dtype ride on the case's first drawn program (:class:`Ride`):
+the backend compiles one graph holding the drawn call and every row's call, so they cost
+no compile of their own, which is what keeps a default run's time near what it was
+without them. Where the backend's evidence is declared (its kernels are PyTorch's by
+design, or it has no way back to PyTorch) rows in other dtypes ride too: nothing its
+programs show is read, so their calls cannot speak for the case's dtype. Rows that
+cannot ride (another dtype, a write, a ride that did not build)
+are grouped by key and run on a program the case already built where one fits, else
+together, every call in one program (one more compile). A row a shared program gets
+wrong runs again alone, in a program of its own, for its verdict and its repro.
 
 Which rows run in a case: those checked in the case's dtype; the case of the op's
 anchor dtype (float32 where the op takes it, else its first) also runs the rows checked
@@ -219,7 +216,8 @@ def rows_and_units(op, case: cases.Case, compiled: dict) -> tuple[list[RowRun], 
 
 
 class Ride:
-    """The case's rows riding on its first drawn program, as a backend for ``replay.judge``.
+    """The rows in the case's dtype (every dtype, where the backend's evidence is declared) riding on its first
+    drawn program, as a backend for ``replay.judge``.
 
     The first program the runner has the backend compile becomes one graph: the drawn call, then every riding
     unit's call on its own inputs, outputs flattened. Each run of it returns the drawn call's output and keeps
@@ -228,20 +226,17 @@ class Ride:
     (``results`` stays None); later programs are the backend's own.
     """
 
-    def __init__(self, backend, op, case: cases.Case, own_dtype_only: bool = False):
+    def __init__(self, backend, op, case: cases.Case):
         self.backend = backend
         self.runs, self.all_units = rows_and_units(op, case, {})
+        # rows in other dtypes ride too where the backend's evidence is declared: who computed them cannot then
+        # speak for the case's dtype, because nothing the programs show is read
+        declared = backend.static_evidence() is not None if hasattr(backend, "static_evidence") else False
         self.units = [u for u in self.all_units if not u[0].written and u[0].call.op not in cases.SYMBOLIC
-                      and (not own_dtype_only or _in_dtype(u[0], case.dtype))]
-        # rows in other dtypes ride too; who computed them says nothing of the case's dtype, so the runner sets
-        # the shared program's evidence aside and, where the case needs it, asks the drawn call and the rows in
-        # its dtype again, without them (:meth:`without_other_dtypes`)
-        self.mixed = any(not _in_dtype(u[0], case.dtype) for u in self.units)
-        self.case = case
+                      and (declared or _in_dtype(u[0], case.dtype))]
         self.results: list | None = None
         self.shared = None  # the program the backend built for the drawn call and the rows together
         self.distance = 0  # how far from the target the shared program ran the op (set by the runner)
-        self.spans: list[tuple[int, int]] = []  # where in the evidence seen the shared program's runs wrote
         self.used = not self.units
         self.rebuilt = False  # set when the shared program failed on a call and the program was built for that call
 
@@ -285,12 +280,6 @@ class Ride:
             return plain[0](*tensors)
         self.shared = run
         return run
-
-
-    def without_other_dtypes(self, op) -> "Ride":
-        """The same drawn call with only the rows in the case's dtype riding: what the shared program would have
-        been had no row in another dtype ridden, whose evidence speaks for the case."""
-        return Ride(self.backend, op, self.case, own_dtype_only=True)
 
 
 def _forget(seen: list | None, mark: int) -> None:
@@ -357,10 +346,8 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int,
             noted: list[str] = []
             (wrong.append(unit) if _wrong_rows(unit, result, noted) is not None else used.extend(noted))
         # a unit the shared program got wrong runs alone for its verdict; where the shared program ran the op
-        # away from the target, a unit in the case's dtype alone too, until one shows it (the drawn call may be
-        # what did; a unit in another dtype cannot speak for the case)
-        for unit in [*wrong, *(u for u in ridden if ride.distance and _in_dtype(u[0], case.dtype)
-                               and not any(u is w for w in wrong))]:
+        # away from the target, alone too, until one shows it (the drawn call may be what did)
+        for unit in [*wrong, *(u for u in ridden if ride.distance and not any(u is w for w in wrong))]:
             if farthest and farthest[0].distance >= ride.distance and not any(unit is w for w in wrong):
                 break
             failed = run_watched(unit)
