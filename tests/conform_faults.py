@@ -34,6 +34,11 @@ def _ops(gm: torch.fx.GraphModule) -> set[str]:
     return {str(getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes if n.op == "call_function"}
 
 
+def _value(node: torch.fx.Node):
+    """What the node computes, as dynamo or AOT autograd recorded it (a fake tensor, a SymInt...)."""
+    return node.meta.get("example_value", node.meta.get("val"))
+
+
 def _qualified(gm: torch.fx.GraphModule) -> set[str]:
     return {n.target._schema.name + (f".{n.target._overloadname}" if n.target._overloadname != "default" else "")
             for n in gm.graph.nodes if n.op == "call_function" and hasattr(n.target, "_schema")}
@@ -108,8 +113,8 @@ def float_delegate(gm: torch.fx.GraphModule, example_inputs):
     """A delegate that takes floating-point ops only, leaving integer and bool ones to the runtime around it."""
     floating, other = set(), set()
     for node in gm.graph.nodes:
-        value = node.meta.get("example_value", node.meta.get("val"))
         if node.op == "call_function" and hasattr(node.target, "_schema"):
+            value = _value(node)
             (floating if isinstance(value, torch.Tensor) and value.is_floating_point() else other).add(node)
     name = lambda n: n.target._schema.name + (f".{n.target._overloadname}" if n.target._overloadname != "default" else "")  # noqa: E731
     run = lambda *inputs: gm.forward(*inputs)  # noqa: E731
@@ -120,10 +125,9 @@ def float_delegate(gm: torch.fx.GraphModule, example_inputs):
 def telling_for_integers_only(gm: torch.fx.GraphModule, example_inputs):
     """Says what ran only where the graph holds an integer or bool op (all of it, in its target); a graph of
     floating-point ops alone runs with nothing said, as ``opaque``."""
-    ops, integer = _qualified(gm), False
-    for node in gm.graph.nodes:
-        value = node.meta.get("example_value", node.meta.get("val"))
-        integer |= node.op == "call_function" and isinstance(value, torch.Tensor) and not value.is_floating_point()
+    ops = _qualified(gm)
+    integer = any(node.op == "call_function" and isinstance(_value(node), torch.Tensor)
+                  and not _value(node).is_floating_point() for node in gm.graph.nodes)
     run = lambda *inputs: gm.forward(*inputs)  # noqa: E731
     if integer:
         run.executed_ops = lambda: {"target": sorted(ops), "runtime": []}
