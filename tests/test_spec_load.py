@@ -138,3 +138,14 @@ def test_the_digest_seals_names_and_bytes(opset_copy):
     path = opset_copy / VERSION / "core_ops.yaml"
     path.write_text(path.read_text() + "\n")
     assert load.version_digest(opset_copy, VERSION) != digest
+
+
+def test_a_description_a_comment_cuts_short_names_its_line(opset_copy):
+    path = opset_copy / "descriptions.yaml"
+    old = next(line for line in path.read_text().splitlines() if line.startswith("    formula: ") and "#" not in line)
+    edit(path, old, "    formula: out_i = #{j : boundaries_j < self_i}")
+    line = line_of(path, "    formula: out_i = #{j")
+    with pytest.raises(OpsetError) as caught:
+        load.load_descriptions(opset_copy)
+    (finding,) = map(str, caught.value.findings)
+    assert finding.startswith(f"{path}:{line}:14: the value of 'formula' ends where ' #' starts a YAML comment")

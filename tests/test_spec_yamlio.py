@@ -90,3 +90,27 @@ def test_dump_is_for_people():
     assert "  long: " + "x" * 200 + "\n" in text  # one line, never folded
     assert "notes: |\n" in text  # multi-line text is literal
     assert yamlio.load_text(text, "f.yaml")["a"]["notes"] == "two\nlines\n"
+
+
+@pytest.mark.parametrize("text, line, col", [
+    ("formula: out = #{j : b_j < x}\n", 1, 10),
+    ("ops:\n  - says: a count # of rows\n", 2, 11),
+    ("items:\n  - first\n  - a # b\n", 3, 5),
+])
+def test_in_spec_data_a_comment_that_cuts_a_plain_value_is_an_error(text, line, col):
+    assert isinstance(yamlio.load_text(text, "prose.yaml"), dict)  # the YAML default: the tail is a comment
+    with pytest.raises(DataError) as caught:
+        yamlio.load_text(text, "prose.yaml", comments_after_values=False)
+    assert (caught.value.mark.line, caught.value.mark.col) == (line, col)
+    assert "starts a YAML comment" in caught.value.message and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("formula: 'out = #{j}'\n", {"formula": "out = #{j}"}),
+    ("formula: out = a#b\n", {"formula": "out = a#b"}),
+    ("notes: |\n  a # b\n", {"notes": "a # b\n"}),
+    ("dtypes: [int8, int64]  # the narrow and the wide\n", {"dtypes": ["int8", "int64"]}),
+    ("# a comment line\nop: aten::abs\n", {"op": "aten::abs"}),
+])
+def test_values_a_comment_cannot_cut_load_in_spec_data(text, value):
+    assert yamlio.load_text(text, "prose.yaml", comments_after_values=False) == value

@@ -93,7 +93,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
 def read(path: Path, schema_name: str) -> LoadedFile:
     """Parse and schema-check one data file; a file that cannot be parsed has data None."""
     try:
-        data = yamlio.load_file(path)
+        data = yamlio.load_file(path, comments_after_values=False)
     except DataError as err:
         return LoadedFile(path, None, [Finding(err.mark, err.message)])
     findings = schema_findings(data, schema_name, str(path))

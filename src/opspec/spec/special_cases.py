@@ -141,7 +141,7 @@ _ROW_PATH = re.compile(r"^ops/(?P<op>[^/]+)/(?P<index>\d+)(/|:)")
 def read_file(path: Path) -> tuple[list[SpecialCase], list[Finding]]:
     """The rows of one file and every problem with its data, each at its line."""
     try:
-        data = yamlio.load_file(path)
+        data = yamlio.load_file(path, comments_after_values=False)
     except DataError as err:
         return [], [Finding(err.mark, err.message)]
     findings = []

@@ -48,6 +48,20 @@ _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class _Loader(_BaseLoader):
     """Safe loader that rejects duplicate keys and attaches marks."""
 
+    lines: list[str] | None = None  # the text's lines where a value a comment cuts short is an error (spec data)
+
+
+def _cut_by_comment(loader: _Loader, node: yaml.Node) -> bool:
+    """A one-line plain value its line goes on after, with `` #``: YAML reads the rest as a comment, so prose
+    that holds a ``#`` (a count, ``#{j : ...}``) loses its tail without a word."""
+    if loader.lines is None or not isinstance(node, yaml.ScalarNode) or node.style not in (None, ""):  # "": libyaml
+        return False
+    start, end = node.start_mark, node.end_mark
+    if start.line != end.line or end.line >= len(loader.lines):
+        return False
+    rest = loader.lines[end.line][end.column:]
+    return rest[:1].isspace() and rest.lstrip().startswith("#")
+
 
 def _mark(node: yaml.Node, path: str) -> Mark:
     return Mark(path, node.start_mark.line + 1, node.start_mark.column + 1)
@@ -64,12 +78,19 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
             raise DataError(_mark(key_node, loader.name), "mapping keys must be plain scalars")
         if key in result:
             raise DataError(_mark(key_node, loader.name), f"duplicate key {key!r}")
+        if _cut_by_comment(loader, value_node):
+            raise DataError(_mark(value_node, loader.name), f"the value of {key!r} ends where ' #' starts a YAML "
+                            "comment: quote the value if the '#' belongs to it, or put the comment on a line of its own")
         result[key] = loader.construct_object(value_node, deep=True)
         result.key_marks[key] = _mark(key_node, loader.name)
     return result
 
 
 def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> MarkedList:
+    for child in node.value:
+        if _cut_by_comment(loader, child):
+            raise DataError(_mark(child, loader.name), "this item ends where ' #' starts a YAML comment: quote it if "
+                            "the '#' belongs to it, or put the comment on a line of its own")
     result = MarkedList(loader.construct_object(child, deep=True) for child in node.value)
     result.mark = _mark(node, loader.name)
     result.item_marks = [_mark(child, loader.name) for child in node.value]
@@ -85,10 +106,12 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def load_text(text: str, path: str) -> Any:
-    """Parse YAML text; any problem becomes a DataError with a position."""
+def load_text(text: str, path: str, *, comments_after_values: bool = True) -> Any:
+    """Parse YAML text; any problem becomes a DataError with a position. ``comments_after_values=False`` (the spec's
+    data, which is prose): a comment after a plain value on its line is an error, since it may have cut the value."""
     loader = _Loader(text)
     loader.name = path
+    loader.lines = None if comments_after_values else text.splitlines()
     try:
         return loader.get_single_data()
     except DataError:
@@ -118,10 +141,10 @@ def read_utf8(path: Path | str, display: str | None = None) -> str:
         raise DataError(Mark(name, line, col), f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})") from None
 
 
-def load_file(path: Path | str) -> Any:
+def load_file(path: Path | str, *, comments_after_values: bool = True) -> Any:
     """Read and parse one YAML file; unreadable, non-UTF-8 and empty files are DataErrors."""
     name = str(path)
-    data = load_text(read_utf8(path), name)
+    data = load_text(read_utf8(path), name, comments_after_values=comments_after_values)
     if data is None:
         raise DataError(Mark(name, 1, 1), "file is empty")
     return data
