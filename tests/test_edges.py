@@ -153,3 +153,18 @@ def test_accumulating_ops_get_no_large_finite_edges():
               for v in variant.args[0].flatten().tolist()}
     assert math.inf in values and -math.inf in values
     assert not any(math.isfinite(v) and abs(v) >= edges.ACCUMULATING_LIMIT for v in values)
+
+
+def test_ops_that_pick_elements_get_ties_in_every_slice_with_no_nan_beside_them():
+    hints = cached_opset(None).ops_by_name["aten::argmin"].testing
+    fills = [v.args[0] for v in edges.value_variants(Call("aten::argmin", (torch.zeros(3, 2),)), hints, torch.float32)]
+    ties = [t for t in fills if not t.isnan().any() and t.abs().unique().numel() <= 2]
+    signs = {tuple(t.flatten()[:2].signbit().tolist()) for t in ties if (t == 0).all()}
+    assert signs == {(True, False), (False, True)}  # +0 and -0 tie, in both orders
+    # a tied minimum away from the first place, in rows and down the columns: a scan in another order picks another
+    assert any(int(t.argmin()) != 0 and (t == t.min()).sum() > 1 and (t[:, 0] == t.min()).any() for t in ties)
+    integers = [v.args[0] for v in edges.value_variants(Call("aten::argmin", (torch.zeros(3, 2, dtype=torch.int64),)),
+                                                         hints, torch.int64)]
+    assert len({tuple(t.flatten().tolist()) for t in integers}) == len(integers)  # -0 and +0 fills collapse once
+    assert not [v for v in edges.value_variants(Call("aten::abs", (torch.zeros(3, 2),)), TestingHints(), torch.float32)
+                if (v.args[0] == 0).all()]  # ops that pick nothing get none

@@ -60,12 +60,13 @@ def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Ca
 
 def float64_reference(example: cases.Example) -> Any:
     """The float64 run fp16/bf16 outputs are measured against; None where it does not apply or fails."""
-    if not any(t.dtype in compare.LOW_PRECISION for t in example.inputs):
+    widened = compare.LOW_PRECISION + ((torch.float32,) if example.call.op in op_traits.SQUARES_INPUTS else ())
+    if not any(t.dtype in widened for t in example.inputs):
         return None
     try:
-        program = cases.make_program(example.call.op, compare.upcast(example.args), compare.upcast(example.kwargs),
-                                     example.written)
-        return program(*compare.upcast(tuple(example.fresh_inputs())))
+        program = cases.make_program(example.call.op, compare.upcast(example.args, widened),
+                                     compare.upcast(example.kwargs, widened), example.written)
+        return program(*compare.upcast(tuple(example.fresh_inputs()), widened))
     except Exception:  # no float64 kernel: compare falls back to (rtol, atol)
         return None
 

@@ -42,6 +42,7 @@ from opspec.testing.strategies.op_traits import (
     BRANCHES,
     INTEGER_DIVISOR,
     NAN_UNDEFINED,
+    PICKS_ELEMENTS,
 )
 from opspec.testing.strategies.schema_args import arguments_of
 from opspec.testing.strategies.values import (
@@ -54,6 +55,11 @@ ACCUMULATING_LIMIT = 1e4  # ops in ACCUMULATES see no finite edge value this lar
 MAX_VALUE_VARIANTS = 48  # enough for every edge value to reach a one-element tensor
 MAGNITUDES = tuple(10.0 ** k for k in (-30, -10, -4, -1, 1, 4, 10, 30)) + (3.0, 9.0, 20.0, 100.0)
 TIES = (0.5, 1.5, 2.5)
+# Fills for ops that pick elements: every edge value above is distinct, so no slice holds a tie but +0 against
+# -0, always in one order and beside a NaN that decides the pick. These fills hold few values, so every slice
+# ties: zeros of both signs in both orders (equal, so the first must win) and a tied extreme away from the
+# first position (a kernel scanning in another order picks another one).
+TIE_FILLS = ((-0.0, 0.0), (0.0, -0.0), (1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 1.0, 0.0))
 
 
 def float_edges(dtype: torch.dtype, domain: Interval | None, *, nan: bool = True) -> list[float]:
@@ -164,7 +170,25 @@ def value_variants(call: Call, hints: TestingHints, dtype: torch.dtype) -> list[
             replacements = {id(t): _filled(t, edges, k * smallest + rotation * i)
                             for i, ((_, t), edges) in enumerate(zip(data, edge_lists))}
             variants.append(_replace_tensors(call, replacements))
-    return variants + _beyond_domain(call, data, hints, smallest)
+    ties = _tie_variants(call, data) if call.op in PICKS_ELEMENTS else []
+    return variants + ties + _beyond_domain(call, data, hints, smallest)
+
+
+def _tie_variants(call: Call, data: list[tuple[str, torch.Tensor]]) -> list[Call]:
+    """The call with its data tensors holding ``TIE_FILLS``, each tensor one place on from the one before (so
+    that -0 meets +0 across tensors too); fills that an integer or bool dtype makes equal are run once."""
+    variants, seen = [], set()
+    for fill in TIE_FILLS:
+        replacements, key = {}, []
+        for i, (_, tensor) in enumerate(data):
+            values = [v if tensor.dtype.is_floating_point or tensor.dtype.is_complex
+                      else bool(v) if tensor.dtype == torch.bool else int(v) for v in fill]
+            replacements[id(tensor)] = _filled(tensor, values, i)
+            key.append(tuple((v, math.copysign(1.0, v.real if isinstance(v, complex) else v)) for v in values))
+        if tuple(key) not in seen:
+            seen.add(tuple(key))
+            variants.append(_replace_tensors(call, replacements))
+    return variants
 
 
 def _beyond_domain(call: Call, data: list[tuple[str, torch.Tensor]], hints: TestingHints, smallest: int) -> list[Call]:

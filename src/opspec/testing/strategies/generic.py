@@ -24,6 +24,7 @@ from opspec.testing.strategies.op_traits import (
     INTEGER_DIVISOR,
     PICKS_ELEMENTS,
     REJECTS_EMPTY,
+    SQUARES_INPUTS,
 )
 from opspec.testing.strategies.schema_args import Argument
 
@@ -52,6 +53,7 @@ class Drawer:
         self.dtype = dtype
         self.device = device
         self.ties_often = op in PICKS_ELEMENTS
+        self.overflowing_squares = op not in SQUARES_INPUTS
         self.allow_empty = op not in REJECTS_EMPTY
         self.views = op not in CONTIGUOUS_ONLY and not hints.contiguous
 
@@ -86,7 +88,8 @@ class Drawer:
         dtype = dtype or self.dtype
         if domain == "hint":
             domain = self.hints.domain.get(name) if dtype != torch.bool else None
-        dense = value_draws.values(self.draw, tuple(shape), dtype, domain, ties_often=self.ties_often)
+        dense = value_draws.values(self.draw, tuple(shape), dtype, domain, ties_often=self.ties_often,
+                                   overflowing_squares=self.overflowing_squares)
         return value_draws.layout(self.draw, dense.to(self.device), allow_views=views and self.views)
 
     def index(self, shape: tuple[int, ...], high: int, *, low: int = 0, views: bool = True) -> torch.Tensor:

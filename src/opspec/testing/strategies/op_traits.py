@@ -102,6 +102,15 @@ PICKS_ELEMENTS = frozenset({
     "aten::nonzero", "aten::eq.Tensor", "aten::ne.Tensor", "aten::ge.Tensor", "aten::le.Tensor",
 })
 
+# Normalisations whose kernels square their inputs in one pass (E[x^2] - E[x]^2): where the square overflows,
+# at huge or infinite inputs, torch gives NaN where a two-pass form gives the right answer (a finite output, an
+# infinite mean), a difference of torch's kernel, not of the op; so planted values keep below the square root of
+# the largest value (values.float_values). NaN is still planted, and the special cases state the rest.
+SQUARES_INPUTS = frozenset({
+    "aten::native_group_norm", "aten::native_group_norm_backward", "aten::native_layer_norm",
+    "aten::native_layer_norm_backward", "aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit.no_stats",
+})
+
 # Ops whose kernels reject zero-size inputs (a reduction with no identity, an FFT of nothing).
 REJECTS_EMPTY = frozenset({
     "aten::amax", "aten::amin", "aten::argmax", "aten::argmin", "aten::max.dim", "aten::min.dim",

@@ -115,9 +115,17 @@ def _plant(draw, flat: torch.Tensor, specials: list) -> None:
         flat[draw(cached.integers(0, flat.numel() - 1))] = draw(cached.sampled_from(specials))
 
 
-def float_values(draw, numel: int, dtype: torch.dtype, domain: Interval | None, generator, ties_often: bool):
+def float_values(draw, numel: int, dtype: torch.dtype, domain: Interval | None, generator, ties_often: bool,
+                 overflowing_squares: bool = True):
+    """``overflowing_squares=False``: the op squares its inputs, so no planted value's square overflows
+    (op_traits.SQUARES_INPUTS)."""
     raw = _into_domain(_bulk_floats(draw, numel, generator, ties_often), domain)
-    _plant(draw, raw, float_specials(dtype, domain))
+    specials = float_specials(dtype, domain)
+    if not overflowing_squares:
+        opmath = torch.float32 if torch.finfo(dtype).bits < 32 else dtype
+        limit = math.sqrt(torch.finfo(opmath).max)
+        specials = [v for v in specials if not abs(v) >= limit]  # infinities too; NaN stays
+    _plant(draw, raw, specials)
     values = raw.to(dtype)
     if domain is not None:  # rounding to a narrow dtype can land on an open bound or overflow
         as_double = values.double()
@@ -152,7 +160,7 @@ def complex_parts(domain: Interval | None) -> Interval:
 
 
 def values(draw, shape: tuple[int, ...], dtype: torch.dtype, domain: Interval | None = None,
-           *, ties_often: bool = False) -> torch.Tensor:
+           *, ties_often: bool = False, overflowing_squares: bool = True) -> torch.Tensor:
     """A contiguous CPU tensor of ``shape`` and ``dtype`` with values drawn as described above."""
     numel = math.prod(shape)
     if numel == 0:
@@ -170,7 +178,7 @@ def values(draw, shape: tuple[int, ...], dtype: torch.dtype, domain: Interval | 
         imag = float_values(draw, numel, real_dtype, parts, generator, ties_often)
         flat = torch.complex(real, imag)
     elif dtype.is_floating_point:
-        flat = float_values(draw, numel, dtype, domain, generator, ties_often)
+        flat = float_values(draw, numel, dtype, domain, generator, ties_often, overflowing_squares)
     else:
         flat = integer_values(draw, numel, dtype, domain, generator, ties_often)
     return flat.reshape(shape)
