@@ -1,9 +1,9 @@
 """Detection power of `opspec conform`: how many faulty backends a default run catches.
 
-Each faulty backend in benchmarks/backend_faults/ (manifest.yaml) computes one op
-subtly wrong; a fault is caught when its op's case does not pass. The correct
-control runs every op of the corpus and must pass all of them. Settings are
-`opspec conform`'s defaults (4 examples, 2 compiles per case, seed 0, dynamic
+Each faulty backend in benchmarks/backend_faults/ (manifest.yaml: ``faults`` from corpus.py,
+``held_out`` from held_out.py) computes one op subtly wrong; a fault is caught when its op's
+case does not pass. The correct control runs every op of the corpus and must pass all
+of them. Settings are `opspec conform`'s defaults (4 examples, 2 compiles per case, seed 0, dynamic
 shapes, the op's default dtypes); `--no-edges` measures the same run with random
 draws only, as opspec drew them before edge inputs.
 
@@ -46,10 +46,11 @@ def run_case(backend: str, op: str, *, edges: bool, seed: int) -> list[dict]:
 
 
 def measure(manifest: dict, *, edges: bool, seed: int, only: list[str] | None = None) -> dict:
-    faults = [f for f in manifest["faults"] if not only or f["backend"] in only]
+    faults = [{**f, "corpus": corpus} for corpus, key in (("corpus", "faults"), ("held_out", "held_out"))
+              for f in manifest.get(key, ()) if not only or f["backend"] in only]
     results = []
     for fault in faults:
-        records = run_case(f"backend_faults.corpus:{fault['backend']}", fault["op"], edges=edges, seed=seed)
+        records = run_case(f"backend_faults.{fault['corpus']}:{fault['backend']}", fault["op"], edges=edges, seed=seed)
         caught = any(r["status"] != "pass" for r in records)
         first = next((r for r in records if r["status"] != "pass"), records[0])
         results.append({**fault, "caught": caught, "status": first["status"], "dtype": first["dtype"],
@@ -75,6 +76,8 @@ def measure(manifest: dict, *, edges: bool, seed: int, only: list[str] | None = 
         "seed": seed,
         "caught": sum(r["caught"] for r in results),
         "faults": len(results),
+        "held_out_caught": sum(r["caught"] for r in results if r["corpus"] == "held_out"),
+        "held_out": sum(r["corpus"] == "held_out" for r in results),
         "control_cases": len(control),
         "control_passed": sum(c["status"] == "pass" for c in control),
         # right answers: a pass, or a fallback where the backend did not say it ran the op itself
@@ -104,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = [measure(manifest, edges=mode, seed=args.seed, only=args.only) for mode in modes]
     for run in runs:
         label = "edge inputs + random draws" if run["edges"] else "random draws only"
-        print(f"{label}: caught {run['caught']}/{run['faults']}; control right on "
+        print(f"{label}: caught {run['caught']}/{run['faults']} (held out: {run['held_out_caught']}/{run['held_out']}); "
+              f"control right on "
               f"{run['control_right']}/{run['control_cases']} cases ({run['control_passed']} pass); "
               f"open choices passed {run['open_choices_passed']}/{run['open_choices']}")
         for result in run["results"]:

@@ -146,3 +146,16 @@ def test_near_zero_catches_relative_error_that_atol_hides():
     assert compare(reference * (1 + 1e-6), reference, near_zero=True).ok  # a few ulps stay allowed
     subnormal = torch.tensor([1e-40], dtype=torch.float32)
     assert compare(torch.zeros(1), subnormal, near_zero=True).ok  # below the normal range: atol only
+
+
+def test_float32_closer_to_a_float64_run_than_the_kernel_passes_only_where_one_is_given():
+    truth = torch.tensor([0.0, 2.0], dtype=torch.float64)  # e.g. a normalised constant group: exactly 0
+    kernel = torch.tensor([3.5e-5, 2.0])  # the kernel's rounding, amplified
+    exact = torch.tensor([0.0, 2.0])
+    assert not compare(exact, kernel).ok  # 3.5e-5 > atol: without a float64 run the exact answer fails
+    assert compare(exact, kernel, float64=truth).ok
+    # as far again as the kernel is, in the other direction (another order of summation), still passes
+    assert compare(torch.tensor([-3.5e-5, 2.0]), kernel, float64=truth).ok
+    # well beyond a few times the kernel's own error fails, and the message is the kernel comparison's
+    far = compare(torch.tensor([1e-3, 2.0]), kernel, float64=truth)
+    assert not far.ok and "not close" in far.message

@@ -301,3 +301,12 @@ def test_the_readmes_example_rows_hold(tmp_path):
     example.write_text(re.search(r"```yaml\n(.*?)```", readme, re.S).group(1))
     assert sum(map(len, spec_cases.load_special_cases(paths=[example]).values())) == 4
     assert check_mod.check(paths=[example]) == []
+
+
+def test_a_filled_literal_writes_a_long_dim_in_a_line():
+    tensor, strict = rows.tensor_literal({"shape": [65], "fill": "-0.0"}, "float32")
+    assert tensor.shape == (65,) and tensor.signbit().all() and strict.all()
+    ones, strict = rows.tensor_literal({"shape": [2, 3], "fill": 1}, "int64")
+    assert ones.tolist() == [[1, 1, 1], [1, 1, 1]] and not strict.any()
+    with pytest.raises(rows.CaseError, match="is no int8 tensor"):
+        rows.tensor_literal({"shape": [2], "fill": 1000}, "int8")

@@ -212,3 +212,15 @@ def test_every_argument_type_has_a_strategy():
         assert call.kwargs.get("generator") is None
         assert call.kwargs["out"].numel() == 0
         assert "import torch" in call.repro()
+
+
+@pytest.mark.parametrize("op", ["aten::native_group_norm", "aten::native_layer_norm"])
+def test_normalisations_that_square_their_inputs_get_no_planted_value_whose_square_overflows(op):
+    limit = math.sqrt(torch.finfo(torch.float32).max)
+    drawn = [t for call in examples(op, n=200, hints=opset_hints().get(op)) for t in call.args
+             if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    values = torch.cat([t.flatten() for t in drawn])
+    assert not (values.abs() >= limit).any()  # no ±max/2, no infinity: the kernel's NaN there is not the op's
+    assert values.isnan().any()  # NaN is still planted: its propagation is the op's
+    big = [t for call in examples("aten::abs", n=200) for t in call.args if isinstance(t, torch.Tensor)]
+    assert any((t.abs() >= limit).any() for t in big)  # other ops still get them

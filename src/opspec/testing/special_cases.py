@@ -106,13 +106,19 @@ def _resolve(value: Any, dtype: torch.dtype) -> tuple[Any, Any]:
 def tensor_literal(literal: Any, dtype: "str | torch.dtype", device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """(tensor, mask of the zeros whose sign the literal states) for a tensor literal in the row's ``dtype``.
 
-    A mapping's own ``dtype`` wins over the row's; ``shape`` alone is a zero-filled tensor, with ``values`` a reshape.
+    A mapping's own ``dtype`` wins over the row's; ``shape`` alone is a zero-filled tensor, with ``fill`` filled with
+    that value (a dim longer than a vector or a block, written in a line), with ``values`` a reshape.
     """
     spec = literal if isinstance(literal, dict) else {"values": literal}
     target = dtype_of(spec.get("dtype", dtype))
     if "values" not in spec:
         shape = tuple(spec["shape"])
-        return torch.zeros(shape, dtype=target, device=device), torch.zeros(shape, dtype=torch.bool)
+        value, strict = _resolve(spec.get("fill", 0), target)
+        try:
+            return (torch.full(shape, value, dtype=target, device=device),
+                    torch.full(shape, bool(strict), dtype=torch.bool))
+        except (RuntimeError, TypeError, ValueError, OverflowError) as err:
+            raise CaseError(f"{_show_literal(literal)} is no {dtype_name(target)} tensor: {one_line(err, 200)}") from None
     values, strict = _resolve(spec["values"], target)
     try:
         tensor = torch.tensor(values, dtype=target, device=device)
