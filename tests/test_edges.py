@@ -168,3 +168,13 @@ def test_ops_that_pick_elements_get_ties_in_every_slice_with_no_nan_beside_them(
     assert len({tuple(t.flatten().tolist()) for t in integers}) == len(integers)  # -0 and +0 fills collapse once
     assert not [v for v in edges.value_variants(Call("aten::abs", (torch.zeros(3, 2),)), TestingHints(), torch.float32)
                 if (v.args[0] == 0).all()]  # ops that pick nothing get none
+
+
+def test_normalisations_that_square_their_inputs_get_no_infinite_edges_but_nan():
+    op = "aten::native_layer_norm"
+    call = Call(op, (torch.zeros(2, 3), [3], None, None, 1e-5))
+    inputs = [v.args[0] for v in edges.value_variants(call, cached_opset(None).ops_by_name[op].testing, torch.float32)]
+    assert inputs and not any(t.isinf().any() for t in inputs)
+    assert any(t.isnan().any() for t in inputs)
+    others = [v.args[0] for v in edges.value_variants(Call("aten::abs", (torch.zeros(2, 3),)), TestingHints(), torch.float32)]
+    assert any(t.isinf().any() for t in others)
