@@ -228,7 +228,7 @@ def check_values(subject: Subject, call: Call, dtype: torch.dtype) -> compare.Co
             raise DecompositionMismatch(Counterexample(subject, call, dtype, problem, expected, actual))
         return compare.Comparison(ok=True, message="metadata matches (values unspecified)")
     reference64 = None
-    widened = compare.LOW_PRECISION + ((torch.float32,) if subject.op in op_traits.SQUARES_INPUTS else ())
+    widened = compare.float64_dtypes(subject.op in op_traits.SQUARES_INPUTS)
     if dtype in widened:
         try:
             reference64 = compare.float64_run(subject.kernel, call.copy().args, call.copy().kwargs, widened)

@@ -60,7 +60,7 @@ def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Ca
 
 def float64_reference(example: cases.Example) -> Any:
     """The float64 run fp16/bf16 outputs are measured against; None where it does not apply or fails."""
-    widened = compare.LOW_PRECISION + ((torch.float32,) if example.call.op in op_traits.SQUARES_INPUTS else ())
+    widened = compare.float64_dtypes(example.call.op in op_traits.SQUARES_INPUTS)
     if not any(t.dtype in widened for t in example.inputs):
         return None
     try:

@@ -112,6 +112,12 @@ def upcast(value: Any, dtypes: tuple[torch.dtype, ...] = LOW_PRECISION) -> Any:
     return value
 
 
+def float64_dtypes(ill_conditioned: bool = False) -> tuple[torch.dtype, ...]:
+    """The input dtypes whose outputs meet a float64 run: fp16/bf16, and float32 too where the op is ill-conditioned
+    (``op_traits.SQUARES_INPUTS``)."""
+    return LOW_PRECISION + ((torch.float32,) if ill_conditioned else ())
+
+
 def float64_run(fn: Callable, args: tuple, kwargs: Mapping[str, Any] | None = None,
                 dtypes: tuple[torch.dtype, ...] = LOW_PRECISION) -> Any:
     """Run ``fn`` on float64 copies of the inputs in ``dtypes``: the reference fp16/bf16 outputs meet."""
