@@ -80,7 +80,7 @@ def read(root: Path | None = None) -> tuple[list[Erratum], list[Finding], bool]:
     where = path(root)
     if not where.is_file():
         return [], [], True
-    loaded = load.read(where, SCHEMA)
+    loaded = load.read(where, SCHEMA, prose=True)
     if loaded.data is None:
         return [], loaded.findings, False
     if loaded.findings:

@@ -25,7 +25,7 @@ def syntax_findings(root: Path) -> tuple[list[Formula], list[Finding]]:
     path = Path(root) / load.DESCRIPTIONS
     if not path.is_file():
         return [], []
-    loaded = load.read(path, "descriptions.schema.json")
+    loaded = load.read(path, "descriptions.schema.json", prose=True)
     if loaded.findings:
         return [], loaded.findings
     formulas, findings = [], []

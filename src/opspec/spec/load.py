@@ -90,21 +90,23 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return f"{prefix}{error.message}"
 
 
-def read(path: Path, schema_name: str) -> LoadedFile:
-    """Parse and schema-check one data file; a file that cannot be parsed has data None."""
+def read(path: Path, schema_name: str, *, prose: bool = False) -> LoadedFile:
+    """Parse and schema-check one data file; a file that cannot be parsed has data None. ``prose``: the spec's own
+    text (ops, rules, descriptions, errata), where a comment after a plain value on its line is refused, since it
+    may have cut the value; other files (a backend's expectations) keep YAML's trailing comments."""
     try:
-        data = yamlio.load_file(path, comments_after_values=False)
+        data = yamlio.load_file(path, comments_after_values=not prose)
     except DataError as err:
         return LoadedFile(path, None, [Finding(err.mark, err.message)])
     findings = schema_findings(data, schema_name, str(path))
     return LoadedFile(path, data, findings)
 
 
-def read_checked(path: Path, schema_name: str, kind: str) -> Any:
+def read_checked(path: Path, schema_name: str, kind: str, *, prose: bool = False) -> Any:
     """The data of a file that must exist and pass its schema; OpsetError (file:line: message) otherwise."""
     if not path.is_file():
         raise OpsetError([Finding(yamlio.Mark(str(path), 1, 1), f"no such {kind} file")])
-    loaded = read(path, schema_name)
+    loaded = read(path, schema_name, prose=prose)
     if loaded.findings:
         raise OpsetError(loaded.findings)
     return loaded.data
@@ -135,8 +137,8 @@ def index_statuses(data: Any) -> dict[str, str]:
 
 def read_version(root: Path, version: str) -> tuple[LoadedFile, LoadedFile]:
     folder = root / version
-    ops_file = read(folder / "core_ops.yaml", "core_ops.schema.json")
-    rules_file = read(folder / "decompositions.yaml", "decompositions.schema.json")
+    ops_file = read(folder / "core_ops.yaml", "core_ops.schema.json", prose=True)
+    rules_file = read(folder / "decompositions.yaml", "decompositions.schema.json", prose=True)
     for loaded, key, name_key in ((ops_file, "ops", "name"), (rules_file, "rules", "op")):
         if not loaded.findings:
             loaded.findings += torch_range_findings(loaded, key, name_key)
@@ -248,7 +250,7 @@ def load_descriptions(root: Path | None = None) -> dict[str, OpDescription]:
     path = Path(root or resources.opset_root()) / DESCRIPTIONS
     if not path.is_file():
         return {}
-    data = read_checked(path, "descriptions.schema.json", "descriptions")
+    data = read_checked(path, "descriptions.schema.json", "descriptions", prose=True)
     return {op: OpDescription.from_dict(op, entry) for op, entry in data["ops"].items()}
 
 
