@@ -52,6 +52,7 @@ def test_a_false_row_is_refused_with_its_file_and_line():
     ("unknown_class.yaml", 4, "'not-a-number' is not one of 'nan'"),
     ("unknown_argument.yaml", 3, "aten::sign has no argument 'input'"),
     ("unknown_op.yaml", 3, "has no operator aten::sgn_typo"),
+    ("fill_beside_values.yaml", 3, "fill needs a shape and no values"),
 ])
 def test_bad_data_is_one_line_naming_file_and_line(fixture, line, words):
     run = command(FIXTURES / fixture)

@@ -51,16 +51,18 @@ class _Loader(_BaseLoader):
     lines: list[str] | None = None  # the text's lines where a value a comment cuts short is an error (spec data)
 
 
-def _cut_by_comment(loader: _Loader, node: yaml.Node) -> bool:
-    """A one-line plain value its line goes on after, with `` #``: YAML reads the rest as a comment, so prose
-    that holds a ``#`` (a count, ``#{j : ...}``) loses its tail without a word."""
+def _refuse_cut_by_comment(loader: _Loader, node: yaml.Node, what: str) -> None:
+    """A DataError for a one-line plain value its line goes on after, with `` #``: YAML reads the rest as a comment,
+    so prose that holds a ``#`` (a count, ``#{j : ...}``) loses its tail without a word."""
     if loader.lines is None or not isinstance(node, yaml.ScalarNode) or node.style not in (None, ""):  # "": libyaml
-        return False
+        return
     start, end = node.start_mark, node.end_mark
     if start.line != end.line or end.line >= len(loader.lines):
-        return False
+        return
     rest = loader.lines[end.line][end.column:]
-    return rest[:1].isspace() and rest.lstrip().startswith("#")
+    if rest[:1].isspace() and rest.lstrip().startswith("#"):
+        raise DataError(_mark(node, loader.name), f"{what} ends where ' #' starts a YAML comment: quote it if the '#' "
+                        "belongs to it, or put the comment on a line of its own")
 
 
 def _mark(node: yaml.Node, path: str) -> Mark:
@@ -78,9 +80,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
             raise DataError(_mark(key_node, loader.name), "mapping keys must be plain scalars")
         if key in result:
             raise DataError(_mark(key_node, loader.name), f"duplicate key {key!r}")
-        if _cut_by_comment(loader, value_node):
-            raise DataError(_mark(value_node, loader.name), f"the value of {key!r} ends where ' #' starts a YAML "
-                            "comment: quote the value if the '#' belongs to it, or put the comment on a line of its own")
+        _refuse_cut_by_comment(loader, value_node, f"the value of {key!r}")
         result[key] = loader.construct_object(value_node, deep=True)
         result.key_marks[key] = _mark(key_node, loader.name)
     return result
@@ -88,9 +88,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
 
 def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> MarkedList:
     for child in node.value:
-        if _cut_by_comment(loader, child):
-            raise DataError(_mark(child, loader.name), "this item ends where ' #' starts a YAML comment: quote it if "
-                            "the '#' belongs to it, or put the comment on a line of its own")
+        _refuse_cut_by_comment(loader, child, "this item")
     result = MarkedList(loader.construct_object(child, deep=True) for child in node.value)
     result.mark = _mark(node, loader.name)
     result.item_marks = [_mark(child, loader.name) for child in node.value]

@@ -110,6 +110,8 @@ def tensor_literal(literal: Any, dtype: "str | torch.dtype", device: str = "cpu"
     that value (a dim longer than a vector or a block, written in a line), with ``values`` a reshape.
     """
     spec = literal if isinstance(literal, dict) else {"values": literal}
+    if "fill" in spec and ("values" in spec or "shape" not in spec):
+        raise CaseError(f"{_show_literal(literal)}: fill needs a shape and no values")
     target = dtype_of(spec.get("dtype", dtype))
     if "values" not in spec:
         shape = tuple(spec["shape"])
