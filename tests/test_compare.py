@@ -7,9 +7,12 @@ import torch
 from opspec.spec.model import Tolerance
 from opspec.testing.compare import (
     DEFAULT_TOLERANCES,
+    PERTURBATION_ULPS,
+    Float64Reference,
     assert_matches,
     compare,
     float64_run,
+    float64_spread,
     tolerance_for,
     upcast,
 )
@@ -159,3 +162,32 @@ def test_float32_closer_to_a_float64_run_than_the_kernel_passes_only_where_one_i
     # well beyond a few times the kernel's own error fails, and the message is the kernel comparison's
     far = compare(torch.tensor([1e-3, 2.0]), kernel, float64=truth)
     assert not far.ok and "not close" in far.message
+
+
+def _group_norm(x, eps):
+    return torch.ops.aten.native_group_norm(x, None, None, 1, x.shape[1], x.shape[2], 1, eps)
+
+
+def test_an_ill_conditioned_call_allows_the_error_a_few_ulps_of_input_make():
+    # a constant group normalised with a small eps: the kernel's mean is exact and its output 0, a two-pass
+    # float32 mean one ulp off gives 1/sqrt(eps) ulps; a few ulps of input move the exact answer as far
+    x = torch.full((1, 3, 4), 7.3)
+    kernel = _group_norm(x, 1e-6)[0]
+    one_ulp_off = (x - (7.3 + torch.finfo(torch.float32).eps * 4)) * 1000.0
+    truth = _group_norm(x.double(), 1e-6)[0]
+    assert not compare(one_ulp_off, kernel, float64=truth).ok  # the kernel's own error is 0: no room
+    spread = float64_spread(lambda t: _group_norm(t, 1e-6)[0], (x,), None, truth)
+    assert isinstance(spread, Float64Reference) and float(spread.spread.max()) > float(one_ulp_off.abs().max())
+    assert compare(one_ulp_off, kernel, float64=spread).ok
+    # the same error on a well-spread group, where a few ulps move nothing, fails
+    y = torch.arange(12.0).reshape(1, 3, 4)
+    wide = float64_spread(lambda t: _group_norm(t, 1e-6)[0], (y,), None, _group_norm(y.double(), 1e-6)[0])
+    off = _group_norm(y, 1e-6)[0] + 1e-3
+    assert not compare(off, _group_norm(y, 1e-6)[0], float64=wide).ok
+    assert float(wide.spread.max()) < 1e-5 * PERTURBATION_ULPS
+
+
+def test_a_spread_that_overflows_widens_nothing():
+    x = torch.tensor([3e38, -3e38])  # moved by a few ulps, the doubled values overflow float32's max only in float64
+    spread = float64_spread(lambda t: (t * 1e300) * 1e300, (x,), None, (x.double() * 1e300) * 1e300)
+    assert torch.equal(spread.spread, torch.zeros(2, dtype=torch.float64))

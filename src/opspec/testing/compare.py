@@ -10,7 +10,9 @@ PyTorch's test_decomp:
 - other floating dtypes: ``torch.testing.assert_close`` with per-dtype (rtol, atol); where a float64 run is
   given too (ops whose kernels are ill-conditioned, ``op_traits.SQUARES_INPUTS``), an element off the kernel
   also passes when it is within a few times the kernel's own distance from the float64 run, plus (rtol,
-  atol): a candidate more accurate than the kernel, or adding in another order, is not wrong;
+  atol): a candidate more accurate than the kernel, or adding in another order, is not wrong; and by as much
+  as the float64 answer moves when the inputs move by a few ulps (``float64_spread``): a backward-stable
+  algorithm's error, large where the op is ill-conditioned (a near-constant group normalised with a small eps);
 - a ``TestingHints.tolerance`` replaces the per-dtype pair, its reason on record;
 - ``near_zero`` (ops whose kernels keep relative precision near zero, ``op_traits.ACCURATE_NEAR_ZERO``):
   float32/float64 elements smaller than atol, where the absolute tolerance would hide any error, must
@@ -43,6 +45,19 @@ NEAR_ZERO_RTOL = 1e-3
 # How far from a float64 run, in multiples of the kernel's own distance, an ill-conditioned op's float32 output
 # may be: a correct kernel that adds in another order errs by as much as the kernel, in either direction.
 KERNEL_ERROR_FACTOR = 4.0
+# How far, in ulps of each input's own dtype, inputs move to measure how ill-conditioned a call is, and how many
+# random directions are tried: a two-pass mean in float32 is a few ulps off, and a normalisation multiplies that
+# by 1/sqrt(variance + eps).
+PERTURBATION_ULPS = 4
+PERTURBATIONS = 3
+
+
+@dataclass(frozen=True)
+class Float64Reference:
+    """A float64 run and, element by element, how far it moves when its inputs move by a few ulps."""
+
+    value: Any
+    spread: Any = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +100,10 @@ def compare(candidate: Any, reference: Any, *, float64: Any = None, tolerance: T
     it is what float16/bfloat16 outputs are measured against. Without it those
     dtypes fall back to their (rtol, atol) pair, and the message says so.
     """
-    return _compare(candidate, reference, float64, tolerance, "", near_zero)
+    spread = None
+    if isinstance(float64, Float64Reference):
+        float64, spread = float64.value, float64.spread
+    return _compare(candidate, reference, float64, tolerance, "", near_zero, spread)
 
 
 def assert_matches(candidate: Any, reference: Any, *, float64: Any = None, tolerance: Tolerance | None = None,
@@ -124,6 +142,60 @@ def float64_run(fn: Callable, args: tuple, kwargs: Mapping[str, Any] | None = No
     return fn(*upcast(tuple(args), dtypes), **upcast(dict(kwargs or {}), dtypes))
 
 
+def float64_spread(fn: Callable, args: tuple, kwargs: Mapping[str, Any] | None, value: Any,
+                   dtypes: tuple[torch.dtype, ...] = (torch.float32,)) -> Float64Reference:
+    """``value`` (the float64 run) with its spread: the largest distance, element by element, to float64 runs whose
+    inputs in ``dtypes`` moved by PERTURBATION_ULPS ulps of their dtype in PERTURBATIONS fixed random directions.
+    Distances that are not finite count as none, so an overflow widens nothing."""
+    generator = torch.Generator().manual_seed(0)
+
+    def moved(t: torch.Tensor) -> torch.Tensor:
+        if t.dtype not in dtypes:
+            return t
+        signs = torch.randint(0, 2, t.shape, generator=generator).to(torch.float64) * 2 - 1
+        return t.to(torch.float64) * (1 + signs * PERTURBATION_ULPS * torch.finfo(t.dtype).eps)
+
+    spread = None
+    for _ in range(PERTURBATIONS):
+        try:
+            run = fn(*_map_tensors(moved, tuple(args)), **_map_tensors(moved, dict(kwargs or {})))
+        except Exception:  # noqa: BLE001 - a moved input the kernel refuses: no spread from it
+            continue
+        spread = _widest(spread, _distance(run, value))
+    return Float64Reference(value, spread)
+
+
+def _map_tensors(fn: Callable[[torch.Tensor], Any], value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_tensors(fn, v) for v in value)
+    if isinstance(value, dict):
+        return {k: _map_tensors(fn, v) for k, v in value.items()}
+    return value
+
+
+def _distance(run: Any, value: Any) -> Any:
+    if isinstance(run, torch.Tensor) and isinstance(value, torch.Tensor):
+        if run.shape != value.shape or not value.dtype.is_floating_point:
+            return None
+        far = (run.detach().to(torch.float64) - value.detach().to(torch.float64)).abs()
+        return torch.where(torch.isfinite(far), far, torch.zeros_like(far))
+    if isinstance(run, (list, tuple)) and isinstance(value, (list, tuple)) and len(run) == len(value):
+        return [_distance(r, v) for r, v in zip(run, value)]
+    return None
+
+
+def _widest(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return torch.maximum(a, b)
+    if isinstance(a, list) and isinstance(b, list):
+        return [_widest(x, y) for x, y in zip(a, b)]
+    return a
+
+
 # ---- the rule ----
 
 def _merge(results: list[Comparison], path: str) -> Comparison:
@@ -140,19 +212,20 @@ def _merge(results: list[Comparison], path: str) -> Comparison:
 
 
 def _compare(candidate: Any, reference: Any, float64: Any, tolerance: Tolerance | None, path: str,
-             near_zero: bool = False) -> Comparison:
+             near_zero: bool = False, spread: Any = None) -> Comparison:
     if isinstance(reference, torch.Tensor):
         if not isinstance(candidate, torch.Tensor):
             return Comparison(False, f"{path or 'output'}: expected a tensor, got {type(candidate).__name__}", path=path)
         return _compare_tensors(candidate, reference, float64 if isinstance(float64, torch.Tensor) else None,
-                                tolerance, path, near_zero)
+                                tolerance, path, near_zero, spread if isinstance(spread, torch.Tensor) else None)
     if isinstance(reference, (list, tuple)):
         if not isinstance(candidate, (list, tuple)) or len(candidate) != len(reference):
             got = f"{type(candidate).__name__} of {len(candidate)}" if isinstance(candidate, (list, tuple)) else type(candidate).__name__
             return Comparison(False, f"{path or 'output'}: expected a sequence of {len(reference)}, got {got}", path=path)
         references64 = float64 if isinstance(float64, (list, tuple)) and len(float64) == len(reference) else [None] * len(reference)
-        return _merge([_compare(c, r, f, tolerance, f"{path}[{i}]", near_zero)
-                       for i, (c, r, f) in enumerate(zip(candidate, reference, references64))], path)
+        spreads = spread if isinstance(spread, (list, tuple)) and len(spread) == len(reference) else [None] * len(reference)
+        return _merge([_compare(c, r, f, tolerance, f"{path}[{i}]", near_zero, d)
+                       for i, (c, r, f, d) in enumerate(zip(candidate, reference, references64, spreads))], path)
     if reference is None:
         ok = candidate is None
         return Comparison(ok, "" if ok else f"{path or 'output'}: expected None, got {type(candidate).__name__}", path=path)
@@ -226,7 +299,8 @@ def _positions(mask: torch.Tensor, candidate: torch.Tensor, reference: torch.Ten
 
 
 def _compare_tensors(candidate: torch.Tensor, reference: torch.Tensor, float64: torch.Tensor | None,
-                     tolerance: Tolerance | None, path: str, near_zero: bool = False) -> Comparison:
+                     tolerance: Tolerance | None, path: str, near_zero: bool = False,
+                     spread: torch.Tensor | None = None) -> Comparison:
     where = path or "output"
     candidate, reference = candidate.detach().cpu(), reference.detach().cpu()
     mismatch = _structure_mismatch(candidate, reference, where)
@@ -255,7 +329,7 @@ def _compare_tensors(candidate: torch.Tensor, reference: torch.Tensor, float64: 
                                    check_device=False, check_dtype=True, check_stride=False)
     except AssertionError as err:
         if not (float64 is not None and _no_further_than_the_kernel(candidate, reference, float64.detach().cpu(),
-                                                                     rtol, atol)):
+                                                                     rtol, atol, spread)):
             return Comparison(False, f"{where}: {err}", abs_err, rel_err, (rtol, atol), path=path)
     if near_zero and not dtype.is_complex:
         lost = _near_zero_mismatch(candidate, reference, atol, where)
@@ -265,15 +339,19 @@ def _compare_tensors(candidate: torch.Tensor, reference: torch.Tensor, float64: 
 
 
 def _no_further_than_the_kernel(candidate: torch.Tensor, reference: torch.Tensor, float64: torch.Tensor,
-                                rtol: float, atol: float) -> bool:
+                                rtol: float, atol: float, spread: torch.Tensor | None = None) -> bool:
     """Every element is within (rtol, atol) of the float64 run beyond KERNEL_ERROR_FACTOR times the kernel's own
-    distance from it (NaN and infinities already agree: ``_special_mismatch``)."""
+    distance from it, and beyond the run's ``spread`` where one is given (NaN and infinities already agree:
+    ``_special_mismatch``)."""
     if float64.shape != reference.shape or reference.dtype.is_complex:
         return False
     truth = float64.to(torch.float64)
     finite = torch.isfinite(reference) & torch.isfinite(truth)
     kernel = (reference.to(torch.float64) - truth).abs()
-    off = (candidate.to(torch.float64) - truth).abs() > KERNEL_ERROR_FACTOR * kernel + atol + rtol * truth.abs()
+    bound = KERNEL_ERROR_FACTOR * kernel + atol + rtol * truth.abs()
+    if spread is not None and spread.shape == truth.shape:
+        bound = bound + spread.detach().cpu()
+    off = (candidate.to(torch.float64) - truth).abs() > bound
     return bool(finite.all()) and not bool(off.any())
 
 

@@ -126,6 +126,9 @@ def float_values(draw, numel: int, dtype: torch.dtype, domain: Interval | None, 
         limit = math.sqrt(torch.finfo(opmath).max)
         specials = [v for v in specials if not abs(v) >= limit]  # infinities too; NaN stays
     _plant(draw, raw, specials)
+    if not overflowing_squares:  # nor may rounding to a narrow dtype make an infinity of a large value
+        finite = torch.finfo(dtype).max
+        raw = torch.where(raw.isnan(), raw, raw.clamp(-finite, finite))
     values = raw.to(dtype)
     if domain is not None:  # rounding to a narrow dtype can land on an open bound or overflow
         as_double = values.double()
