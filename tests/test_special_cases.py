@@ -311,3 +311,16 @@ def test_a_filled_literal_writes_a_long_dim_in_a_line():
     assert ones.tolist() == [[1, 1, 1], [1, 1, 1]] and not strict.any()
     with pytest.raises(rows.CaseError, match="is no int8 tensor"):
         rows.tensor_literal({"shape": [2], "fill": 1000}, "int8")
+
+
+def test_torch_too_lets_torch_give_an_allowed_result_where_its_answer_depends_on_the_build(tmp_path):
+    # the sign of NaN is 0 in torch; a row expecting NaN that allows 0 holds for torch only with torch_too
+    text = ("ops:\n  aten::sign:\n    - says: The sign of NaN is NaN or 0, depending on the build.\n      class: nan\n"
+            "      inputs: {self: [nan]}\n      expect: [nan]\n      latitude:\n        allowed: [[0.0]]\n"
+            "        reason: a kernel that compares with zero gives 0 for NaN\n")
+    strict, lenient = tmp_path / "strict.yaml", tmp_path / "lenient.yaml"
+    strict.write_text(text)
+    lenient.write_text(text + "        torch_too: true\n")
+    [finding] = check_mod.check(paths=[strict])
+    assert str(finding.mark).startswith(f"{strict}:3:") and "torch gives [0.0]" in finding.message
+    assert check_mod.check(paths=[lenient]) == []

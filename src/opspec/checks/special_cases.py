@@ -111,7 +111,8 @@ def _run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None, d
                     outcome = rows.run(op, args, kwargs)
                     kernel_errors.screen(outcome) if isinstance(outcome, Exception) else None
                     result.checked += 1
-                    judgement = rows.judge(case, dtype, outcome, latitude=False)
+                    judgement = rows.judge(case, dtype, outcome,
+                                           latitude=bool(case.latitude and case.latitude.torch_too))
                 except kernel_errors.DeviceFault as err:
                     finding = Finding(case.mark, f"{op_name} row '{_says(case)}' ({dtype}): on {device} the kernel "
                                                  f"faults the device instead: {kernel_errors.first_line(err)}")

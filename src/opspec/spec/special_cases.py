@@ -29,6 +29,7 @@ class Latitude:
 
     allowed: tuple
     reason: str
+    torch_too: bool = False  # torch's own result depends on the build or CPU, so it may be an allowed one too
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ class SpecialCase:
             raises=data.get("raises"),
             match=data.get("match"),
             rtol=data.get("rtol"),
-            latitude=Latitude(tuple(plain(latitude["allowed"])), latitude["reason"]) if latitude else None,
+            latitude=Latitude(tuple(plain(latitude["allowed"])), latitude["reason"],
+                              bool(latitude.get("torch_too"))) if latitude else None,
             torch=data.get("torch"),
             devices=tuple(data.get("devices", ())),
             reason=data.get("reason"),

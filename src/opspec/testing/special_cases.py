@@ -306,7 +306,8 @@ def judge(case: SpecialCase, dtype: "str | torch.dtype", outcome: Any, *, latitu
     """Whether ``outcome`` (the op's output, or the exception it raised) is what the row says.
 
     With ``latitude`` (a backend's verdict) a result the row allows also passes, and the judgement
-    says which; torch itself is judged with ``latitude=False``: it must give ``expect``.
+    says which; torch itself is judged with ``latitude=False``: it must give ``expect``, unless the row's
+    latitude is ``torch_too`` (torch's answer depends on the build or CPU).
     """
     expected = _expected_text(case)
     got = show(outcome)
