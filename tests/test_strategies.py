@@ -224,3 +224,11 @@ def test_normalisations_that_square_their_inputs_get_no_planted_value_whose_squa
     assert values.isnan().any()  # NaN is still planted: its propagation is the op's
     big = [t for call in examples("aten::abs", n=200) for t in call.args if isinstance(t, torch.Tensor)]
     assert any((t.abs() >= limit).any() for t in big)  # other ops still get them
+
+
+def test_normalisation_draws_in_a_narrow_dtype_round_no_large_value_to_an_infinity(dtype="float16"):
+    drawn = [t for call in examples("aten::native_group_norm", n=200, hints=opset_hints().get("aten::native_group_norm"),
+                                    dtype=getattr(torch, dtype))
+             for t in call.args if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    assert drawn and all(t.dtype == getattr(torch, dtype) for t in drawn)
+    assert not any(t.isinf().any() for t in drawn)  # float16's max is far below sqrt(float32 max)
