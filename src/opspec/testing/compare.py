@@ -119,15 +119,22 @@ def assert_matches(candidate: Any, reference: Any, *, float64: Any = None, toler
 
 def upcast(value: Any, dtypes: tuple[torch.dtype, ...] = LOW_PRECISION) -> Any:
     """``value`` with low-precision float tensors and dtype arguments turned into float64."""
-    if isinstance(value, torch.Tensor):
-        return value.to(torch.float64) if value.dtype in dtypes else value
-    if isinstance(value, torch.dtype):
-        return torch.float64 if value in dtypes else value
+    def wide(leaf: Any) -> Any:
+        if isinstance(leaf, torch.Tensor):
+            return leaf.to(torch.float64) if leaf.dtype in dtypes else leaf
+        if isinstance(leaf, torch.dtype):
+            return torch.float64 if leaf in dtypes else leaf
+        return leaf
+    return _map_leaves(wide, value)
+
+
+def _map_leaves(fn: Callable[[Any], Any], value: Any) -> Any:
+    """``fn`` applied to every leaf of nested lists, tuples and dicts."""
     if isinstance(value, (list, tuple)):
-        return type(value)(upcast(v, dtypes) for v in value)
+        return type(value)(_map_leaves(fn, v) for v in value)
     if isinstance(value, dict):
-        return {k: upcast(v, dtypes) for k, v in value.items()}
-    return value
+        return {k: _map_leaves(fn, v) for k, v in value.items()}
+    return fn(value)
 
 
 def float64_dtypes(ill_conditioned: bool = False) -> tuple[torch.dtype, ...]:
@@ -149,8 +156,8 @@ def float64_spread(fn: Callable, args: tuple, kwargs: Mapping[str, Any] | None, 
     Distances that are not finite count as none, so an overflow widens nothing."""
     generator = torch.Generator().manual_seed(0)
 
-    def moved(t: torch.Tensor) -> torch.Tensor:
-        if t.dtype not in dtypes:
+    def moved(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor) or t.dtype not in dtypes:
             return t
         signs = torch.randint(0, 2, t.shape, generator=generator).to(torch.float64) * 2 - 1
         return t.to(torch.float64) * (1 + signs * PERTURBATION_ULPS * torch.finfo(t.dtype).eps)
@@ -158,21 +165,11 @@ def float64_spread(fn: Callable, args: tuple, kwargs: Mapping[str, Any] | None, 
     spread = None
     for _ in range(PERTURBATIONS):
         try:
-            run = fn(*_map_tensors(moved, tuple(args)), **_map_tensors(moved, dict(kwargs or {})))
+            run = fn(*_map_leaves(moved, tuple(args)), **_map_leaves(moved, dict(kwargs or {})))
         except Exception:  # noqa: BLE001 - a moved input the kernel refuses: no spread from it
             continue
         spread = _widest(spread, _distance(run, value))
     return Float64Reference(value, spread)
-
-
-def _map_tensors(fn: Callable[[torch.Tensor], Any], value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return fn(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map_tensors(fn, v) for v in value)
-    if isinstance(value, dict):
-        return {k: _map_tensors(fn, v) for k, v in value.items()}
-    return value
 
 
 def _distance(run: Any, value: Any) -> Any:
