@@ -3,6 +3,7 @@ the sealed prose against torch."""
 from __future__ import annotations
 
 import html
+import json
 import importlib.util
 import re
 import sys
@@ -14,7 +15,7 @@ from opspec_fixtures import on_tested_torch, reopen_newest, write_workspace
 from opspec.cli import main
 from opspec.reports.site import errata as site_errata
 from opspec.reports.site.generate import generate
-from opspec.spec import errata, load, resources, special_cases
+from opspec.spec import errata, load, manifests, resources, special_cases
 from opspec.spec.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,7 @@ def test_the_repository_errata_hold_against_the_sealed_text_and_the_rows():
     found = errata.load_errata()
     assert found, "opset/errata.yaml holds the published errata"
     opsets = {info.version: load.load_opset(info.version) for info in load.load_versions()}
-    assert errata.findings(found, opsets, special_cases.load_special_cases()) == []
+    assert errata.findings(found, opsets, special_cases.load_special_cases(), manifests.load_bundled()) == []
 
 
 def test_pow_tensor_tensor_note_is_corrected_by_an_erratum_citing_its_integer_rows():
@@ -84,6 +85,10 @@ def opset_with_errata(opset_copy):
      "opset 2026.11 has no core op aten::pow.Tensor_Tensr"),
     ("field: testing.notes\n    was: integer dtypes", "field: rationale\n    was: integer dtypes", f"was: {POW_WAS}",
      "was is not in the rationale of opset 2026.11"),
+    ("lowering: fallback", "lowering: lowered", "lowering: lowered",
+     "the inductor manifest does not place it lowered: it says fallback"),
+    ("- backend: inductor\n        lowering: fallback", "- backend: inductr\n        lowering: fallback", "backend: inductr",
+     "no lowering manifest for backend 'inductr' (known: aot_eager, eager, inductor"),
 ])
 def test_a_wrong_erratum_is_refused_at_its_line(opset_with_errata, capsys, old, new, needle, message):
     opset, path = opset_with_errata
@@ -128,6 +133,44 @@ def test_errata_schema_problems_point_at_the_key(opset_with_errata, capsys):
     hits = errata_findings(out, path)
     assert any("unknown key 'publishd'" in h["message"] and int(h["line"]) == line_of(path, "publishd") for h in hits)
     assert any("'published' is a required property" in h["message"] for h in hits)
+
+
+def lowering_errata() -> list[tuple[errata.Erratum, errata.LoweringRef]]:
+    return [(e, cited) for e in errata.load_errata() for cited in e.shown_by if isinstance(cited, errata.LoweringRef)]
+
+
+def test_inductor_rationales_that_claim_a_lowering_are_corrected_by_its_manifest():
+    """_cdist_forward and _pdist_forward were sealed saying Inductor lowers them; its manifest says fallback."""
+    cited = {e.name: ref for e, ref in lowering_errata()}
+    assert {"aten::_cdist_forward", "aten::_pdist_forward"} <= set(cited)
+    for name in ("aten::_cdist_forward", "aten::_pdist_forward"):
+        assert (cited[name].backend, cited[name].lowering) == ("inductor", "fallback")
+        [erratum] = [e for e, _ in lowering_errata() if e.name == name]
+        sealed = load.load_opset("2026.12").ops_by_name[name].rationale
+        assert "lowers it" in sealed and "lowers it" not in errata.corrected(sealed, [erratum]).split(";", 1)[1]
+
+
+def test_a_cited_lowering_is_what_the_committed_reports_saw_run():
+    """The manifest a lowering erratum cites is measured from reports; each case of the op in them agrees."""
+    for erratum, cited in lowering_errata():
+        manifest = manifests.load_manifest(manifests.manifest_path(cited.backend))
+        cases = [r for report in manifest.evidence
+                 for r in json.loads((ROOT / report).read_text(encoding="utf-8"))["results"] if r["op"] == erratum.name]
+        assert cases, f"{erratum.name}: no case of it in {manifest.evidence}"
+        expected = {"fallback": {"fallback"}, "lowered": {"pass", "fail", "xfail"}, "unsupported": {"error", "xfail"}}
+        assert {case["status"] for case in cases} <= expected[cited.lowering], erratum.name
+        if cited.lowering == "fallback":
+            assert {case["executed"] for case in cases} == {"pytorch"}
+
+
+def test_show_prints_the_cited_manifest_under_a_lowering_erratum(capsys):
+    code, out = run_cli(capsys, "show", "_cdist_forward")
+    assert code == 0
+    why = next(line for line in out.splitlines() if "Inductor" in line and "ERRATUM" not in line)
+    assert "lowers it directly" not in why and "registers a fallback" in why
+    assert "shown by conformance/backends/inductor.yaml: fallback" in out
+    code, out = run_cli(capsys, "show", "_cdist_forward", "--format", "json")
+    assert code == 0 and '"backend": "inductor"' in out and '"lowering": "fallback"' in out
 
 
 def test_show_prints_the_corrected_text_and_the_text_as_released(capsys):
@@ -180,6 +223,19 @@ def test_the_op_page_marks_the_erratum_strikes_the_sealed_text_and_links_the_row
     assert "<del>is a building block</del>" in listing and f"ops/aten-abs.md#{anchor}" in listing
     # an op without errata shows its prose as sealed, unmarked
     assert "Erratum" not in generated.pages["ops/aten-mul.Tensor.md"]
+
+
+def test_a_lowering_citation_links_the_op_pages_published_results(tmp_path):
+    root = write_workspace(tmp_path / "repo")
+    cited = "      - backend: inductor\n        lowering: fallback\n"
+    (root / "opset" / "errata.yaml").write_text(ERRATA.split("      - file:")[0] + cited + "    published: '2026-11-26'\n")
+    generated = generate(Workspace(root), run_examples=False)
+    assert generated.problems == []
+    page = generated.pages["ops/aten-abs.md"]
+    why = page.split("## Why it is core", 1)[1].split("##", 1)[0]
+    assert "[inductor's lowering manifest: fallback](#dtypes-and-devices)" in why
+    assert "\n## Dtypes and devices\n" in page  # the heading whose id the link names
+    assert "ops/aten-abs.md#dtypes-and-devices" in html.unescape(generated.pages["errata.md"])
 
 
 def test_a_broken_errata_file_is_a_problem_of_the_site_build(tmp_path):

@@ -19,7 +19,7 @@ from opspec.bridge import torch_ops, versions
 from opspec.checks import compatibility, special_cases
 from opspec.spec import compatibility as compatibility_policy
 from opspec.spec import formulas
-from opspec.spec import errata, load, references, released, yamlio
+from opspec.spec import errata, load, manifests, references, released, yamlio
 from opspec.spec import special_cases as spec_cases
 from opspec.spec.errors import OpsetError
 from opspec.spec.load import Finding, LoadedFile
@@ -127,7 +127,8 @@ def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, Loa
 
 
 def _check_errata(root: Path, opsets: list[Opset], report: Report) -> list[Finding]:
-    """The errata against the sealed versions and the special-case rows they cite (judged only on clean data)."""
+    """The errata against the sealed versions, the special-case rows and the bundled lowering manifests they cite
+    (judged only on clean data)."""
     found, problems, usable = errata.read(root)
     report.unusable |= not usable
     if problems or not opsets:
@@ -135,7 +136,7 @@ def _check_errata(root: Path, opsets: list[Opset], report: Report) -> list[Findi
     cases, case_problems = spec_cases.read(root=root)
     if case_problems:
         return []  # the rows' own findings are reported already; citations are judged on clean rows
-    return errata.findings(found, {opset.version: opset for opset in opsets}, cases)
+    return errata.findings(found, {opset.version: opset for opset in opsets}, cases, manifests.load_bundled())
 
 
 def _clean_opsets(root: Path, report: Report) -> list[Opset]:

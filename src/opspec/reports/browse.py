@@ -5,7 +5,7 @@ import difflib
 from typing import TYPE_CHECKING, Any, Iterable
 
 from opspec.spec import errata as errata_mod
-from opspec.spec.errata import Erratum
+from opspec.spec.errata import Erratum, LoweringRef
 from opspec.spec.model import CoreOp, DecompositionRule, Opset, canonical_op_name
 
 if TYPE_CHECKING:
@@ -118,18 +118,19 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule, errata: Iterable[Er
 
 
 def erratum_lines(errata: Iterable[Erratum], version: str, indent: str) -> list[str]:
-    """Under corrected prose: each erratum, the text as released, and the rows that show the truth."""
+    """Under corrected prose: each erratum, the text as released, and the evidence that shows the truth."""
     lines = []
     for erratum in errata:
         lines.append(f"{indent}ERRATUM ({erratum.published}, {erratum.where}): as released in {version}: \"{erratum.was}\"")
-        lines += [f"{indent}  shown by opset/special_cases/{row.file}: {row.says}" for row in erratum.shown_by]
+        lines += [f"{indent}  shown by {cited.text}" for cited in erratum.shown_by]
     return lines
 
 
 def erratum_records(errata: Iterable[Erratum], version: str, kind: str, name: str) -> list[dict[str, Any]]:
     """The errata of one entry as JSON-ready data, for ``opspec show --format json``."""
     return [{"field": e.field, "was": e.was, "now": e.now, "published": e.published,
-             "shown_by": [{"file": row.file, "says": row.says} for row in e.shown_by]}
+             "shown_by": [{"backend": c.backend, "lowering": c.lowering} if isinstance(c, LoweringRef) else
+                          {"file": c.file, "says": c.says} for c in e.shown_by]}
             for found in errata_mod.for_entry(errata, version, kind, name).values() for e in found]
 
 

@@ -3,9 +3,11 @@
 A released version is sealed by its digest, but its prose can still be wrong about torch.
 An erratum names the version(s), the entry (a core op, or a decomposition rule by its op),
 the prose field, the sealed text that is wrong (``was``, a substring of the field), the text
-that replaces it where the prose is shown (``now``), and the special-case rows that show the
-truth, so the correction itself is checked against torch like every row. The sealed files
-are never edited; readers apply the errata when they show the prose.
+that replaces it where the prose is shown (``now``), and the evidence that shows the truth, so
+the correction is itself checked: special-case rows, checked against torch like every row, or,
+for prose about how a backend handles the op, the backend's lowering manifest, which is measured
+from its conformance runs. The sealed files are never edited; readers apply the errata when they
+show the prose.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from opspec.spec import load, resources, yamlio
 from opspec.spec import special_cases as spec_cases
+from opspec.spec.manifests import BackendManifest
 from opspec.spec.errors import Finding
 from opspec.spec.model import Opset
 from opspec.spec.yamlio import DataError, Mark
@@ -33,6 +36,34 @@ class RowRef:
     says: str
     mark: Mark
 
+    @property
+    def text(self) -> str:
+        return f"opset/special_cases/{self.file}: {self.says}"
+
+
+@dataclass(frozen=True)
+class LoweringRef:
+    """A backend's lowering manifest cited for where it places the erratum's op (lowered, fallback, unsupported)."""
+
+    backend: str
+    lowering: str
+    mark: Mark  # where `lowering` stands
+    backend_mark: Mark
+
+    @property
+    def text(self) -> str:
+        return f"conformance/backends/{self.backend}.yaml: {self.lowering}"
+
+
+Evidence = RowRef | LoweringRef
+
+
+def _evidence(item: Mapping[str, Any], mark: Mark) -> Evidence:
+    if "backend" in item:
+        return LoweringRef(item["backend"], item["lowering"], yamlio.mark_of(item, "lowering", mark),
+                           yamlio.mark_of(item, "backend", mark))
+    return RowRef(item["file"], item["says"], yamlio.mark_of(item, "says", mark))
+
 
 @dataclass(frozen=True)
 class Erratum:
@@ -42,7 +73,7 @@ class Erratum:
     field: str
     was: str
     now: str
-    shown_by: tuple[RowRef, ...]
+    shown_by: tuple[Evidence, ...]
     published: str
     reason: str | None
     mark: Mark
@@ -55,11 +86,14 @@ class Erratum:
         return cls(
             versions=tuple(data["versions"]), kind=kind, name=data[kind], field=data["field"],
             was=data["was"], now=data["now"],
-            shown_by=tuple(RowRef(row["file"], row["says"], yamlio.mark_of(row, "says", yamlio.mark_of(rows, index)))
-                           for index, row in enumerate(rows)),
+            shown_by=tuple(_evidence(item, yamlio.mark_of(rows, index)) for index, item in enumerate(rows)),
             published=data["published"], reason=data.get("reason"), mark=yamlio.mark_of(data),
             marks={key: yamlio.mark_of(data, key) for key in data},
         )
+
+    @property
+    def rows(self) -> tuple[RowRef, ...]:
+        return tuple(e for e in self.shown_by if isinstance(e, RowRef))
 
     def at(self, key: str) -> Mark:
         return self.marks.get(key, self.mark)
@@ -113,9 +147,11 @@ def entry_of(opset: Opset, erratum: Erratum):
 
 
 def findings(errata: Iterable[Erratum], opsets: Mapping[str, Opset],
-             cases: Mapping[str, tuple[spec_cases.SpecialCase, ...]]) -> list[Finding]:
+             cases: Mapping[str, tuple[spec_cases.SpecialCase, ...]],
+             manifests: Mapping[str, BackendManifest] | None = None) -> list[Finding]:
     """Each erratum against the data: released versions that hold the entry, ``was`` in the sealed field,
-    every cited row a row of the entry's op."""
+    every cited row a row of the entry's op, every cited manifest placing the op as cited (``manifests``:
+    backend -> its bundled manifest)."""
     found = []
     for erratum in errata:
         if erratum.was == erratum.now:
@@ -141,10 +177,26 @@ def findings(errata: Iterable[Erratum], opsets: Mapping[str, Opset],
             elif not any(erratum.was in text for text in texts):
                 found.append(Finding(erratum.at("was"), f"{erratum.name}: was is not in the {erratum.field} of opset "
                                                         f"{version}, which says: {texts[0]!r}"))
-        for row in erratum.shown_by:
-            if spec_cases.find_row(cases, row.file, row.says, erratum.name) is None:
-                found.append(Finding(row.mark, f"{erratum.name}: no special-case row of it in {row.file} says {row.says!r}"))
+        for cited in erratum.shown_by:
+            if isinstance(cited, LoweringRef):
+                found += _lowering_findings(erratum.name, cited, manifests or {})
+            elif spec_cases.find_row(cases, cited.file, cited.says, erratum.name) is None:
+                found.append(Finding(cited.mark, f"{erratum.name}: no special-case row of it in {cited.file} says {cited.says!r}"))
     return found
+
+
+def _lowering_findings(op: str, cited: LoweringRef, manifests: Mapping[str, BackendManifest]) -> list[Finding]:
+    """The cited manifest places ``op`` as cited on each device it was measured on (and with no device named)."""
+    manifest = manifests.get(cited.backend)
+    if manifest is None:
+        known = ", ".join(sorted(manifests)) or "none"
+        return [Finding(cited.backend_mark, f"{op}: no lowering manifest for backend {cited.backend!r} (known: {known})")]
+    placed = {device: manifest.status(op, device)[0] for device in (None, *manifest.devices)}
+    if all(status == cited.lowering for status in placed.values()):
+        return []
+    statuses = set(placed.values())
+    says = statuses.pop() if len(statuses) == 1 else ", ".join(f"{s} on {d or 'no device named'}" for d, s in placed.items())
+    return [Finding(cited.mark, f"{op}: the {cited.backend} manifest does not place it {cited.lowering}: it says {says}")]
 
 
 def for_entry(errata: Iterable[Erratum], version: str, kind: str, name: str) -> dict[str, list[Erratum]]:

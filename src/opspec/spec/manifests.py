@@ -178,6 +178,13 @@ def load_manifest(path: Path) -> BackendManifest:
     return BackendManifest.from_dict(loaded.data, str(path))
 
 
+def load_bundled() -> dict[str, BackendManifest]:
+    """The bundled manifests that load cleanly, by backend (a broken one is reported by :func:`manifest_findings`)."""
+    loaded = (read(path) for path in sorted(backends_dir().glob("*.yaml")))
+    return {m.backend: m for m in (BackendManifest.from_dict(f.data, str(f.path)) for f in loaded
+                                   if f.data is not None and not f.findings)}
+
+
 def manifest_findings(root_dir: Path, opset_loader: Callable[[str], Opset],
                       known_ops: Collection[str] | None = None) -> list[Finding]:
     """Every problem in every ``*.yaml`` manifest under ``root_dir``.

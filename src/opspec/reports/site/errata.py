@@ -1,5 +1,5 @@
 """Errata on the site: sealed prose shown corrected, with a visible mark, the text as released struck, and
-links to the special-case rows that show the truth (``opset/errata.yaml``).
+links to the evidence that shows the truth (special-case rows, or a backend's lowering manifest) (``opset/errata.yaml``).
 
 Every text passes through :mod:`opspec.reports.site.sanitize`; the only markup added is ``<ins>``,
 ``<del>``, ``<strong>`` and a classed ``<span>``, all inert.
@@ -11,7 +11,9 @@ from typing import Callable, Iterable
 
 from opspec.reports.site import sanitize
 from opspec.spec import errata as errata_mod
-from opspec.spec.errata import Erratum
+from opspec.spec.errata import Erratum, LoweringRef
+
+RESULTS_ANCHOR = "dtypes-and-devices"  # the op page's section of published results, which the manifests are measured from
 
 
 def row_anchor(says: str) -> str:
@@ -20,8 +22,12 @@ def row_anchor(says: str) -> str:
 
 
 def row_links(erratum: Erratum, op_page: str) -> str:
-    """Markdown links to the cited rows on the op's page (``op_page``: its path from here, '' for this page)."""
-    return ", ".join(f"[{sanitize.inline(row.says)}]({op_page}#{row_anchor(row.says)})" for row in erratum.shown_by)
+    """Markdown links to the cited evidence on the op's page (``op_page``: its path from here, '' for this page):
+    each row where it stands, each lowering manifest to the op's published results by dtype and device."""
+    return ", ".join(
+        f"[{sanitize.inline(cited.backend)}'s lowering manifest: {sanitize.inline(cited.lowering)}]"
+        f"({op_page}#{RESULTS_ANCHOR})" if isinstance(cited, LoweringRef) else
+        f"[{sanitize.inline(cited.says)}]({op_page}#{row_anchor(cited.says)})" for cited in erratum.shown_by)
 
 
 def mark(erratum: Erratum, version: str, op_page: str) -> str:
