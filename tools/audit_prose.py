@@ -65,6 +65,13 @@ def same(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a, b) or torch.allclose(a, b, equal_nan=True))
 
 
+def inductor_generates_code(op) -> bool:
+    """Inductor has a lowering of its own for ``op``, not a fallback that calls the ATen kernel."""
+    from torch._inductor import lowering
+
+    return op in lowering.lowerings and op not in lowering.fallbacks
+
+
 def traced_ops(fn: Callable, *args, table=None) -> set[str]:
     """The aten ops a call becomes under torch's core decomposition table (or ``table``)."""
     gm = make_fx(fn, decomposition_table=core_aten_decompositions() if table is None else table)(*args)
@@ -596,6 +603,11 @@ CLAIMS: list[Claim] = [
     Claim("aten::logsumexp", "testing.notes", "Complex inputs decompose through view_as_real, which is not core",
           lambda: "aten.view_as_real.default" in traced_ops(lambda x: aten.logsumexp(x, [0]), torch.randn(3, dtype=torch.complex64)),
           rule=True),
+    # Claims about how Inductor handles an op: its lowering registry, which conform's execution evidence confirms.
+    Claim("aten::_cdist_forward", "rationale", "Inductor lowers it directly",
+          lambda: inductor_generates_code(aten._cdist_forward.default)),
+    Claim("aten::_pdist_forward", "rationale", "Inductor lowers it itself",
+          lambda: inductor_generates_code(aten._pdist_forward.default)),
 ]
 
 
