@@ -173,6 +173,18 @@ def test_show_prints_the_cited_manifest_under_a_lowering_erratum(capsys):
     assert code == 0 and '"backend": "inductor"' in out and '"lowering": "fallback"' in out
 
 
+def test_a_citation_that_is_neither_a_row_nor_a_manifest_says_why_each_form_does_not_fit(opset_with_errata, capsys):
+    opset, path = opset_with_errata
+    cited = "      - backend: inductor\n        lowering: fallback\n"
+    path.write_text(path.read_text().replace(cited, cited + "        file: reduction.yaml\n", 1))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    assert code == 1
+    [hit] = errata_findings(out, path)
+    assert int(hit["line"]) == line_of(path, "- backend: inductor")
+    assert "fits none of its forms (as a row: unknown keys 'backend', 'lowering'; as a lowering: unknown key 'file')" \
+        in hit["message"]
+
+
 def test_show_prints_the_corrected_text_and_the_text_as_released(capsys):
     code, out = run_cli(capsys, "show", "pow.Tensor_Tensor")
     assert code == 0

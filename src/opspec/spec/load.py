@@ -11,7 +11,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import jsonschema
 from referencing import Registry, Resource
@@ -79,15 +79,27 @@ def schema_findings(data: Any, schema_name: str, path: str, schema_dir: Path | N
     return findings
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
-    where = "/".join(str(p) for p in error.absolute_path)
+def _describe(error: jsonschema.ValidationError, path: Iterable[Any] | None = None) -> str:
+    where = "/".join(str(p) for p in (error.absolute_path if path is None else path))
     prefix = f"{where}: " if where else ""
     if error.validator == "additionalProperties":
         extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
         return f"{prefix}unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}"
     if error.validator == "enum":
         return f"{prefix}{error.instance!r} is not one of {', '.join(map(repr, error.validator_value))}"
+    if error.validator in ("oneOf", "anyOf") and error.context and isinstance(error.instance, dict):
+        # Say why each allowed form does not fit, not only that none does.
+        reasons: dict[int, str] = {}
+        for sub in sorted(error.context, key=lambda e: len(e.path)):
+            reasons.setdefault(sub.schema_path[0], _describe(sub, sub.path))
+        return f"{prefix}fits none of its forms ({'; '.join(f'{_form_name(error, i)}: {r}' for i, r in sorted(reasons.items()))})"
     return f"{prefix}{error.message}"
+
+
+def _form_name(error: jsonschema.ValidationError, index: int) -> str:
+    """A oneOf/anyOf branch by the definition it refers to (``#/$defs/row`` -> row), else by its place."""
+    ref = error.validator_value[index].get("$ref", "") if isinstance(error.validator_value[index], dict) else ""
+    return f"as a {ref.rsplit('/', 1)[-1]}" if ref else f"form {index + 1}"
 
 
 def read(path: Path, schema_name: str, *, prose: bool = False) -> LoadedFile:
