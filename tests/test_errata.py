@@ -2,6 +2,7 @@
 the sealed prose against torch."""
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import importlib.util
@@ -85,6 +86,8 @@ def opset_with_errata(opset_copy):
      "opset 2026.11 has no core op aten::pow.Tensor_Tensr"),
     ("field: testing.notes\n    was: integer dtypes", "field: rationale\n    was: integer dtypes", f"was: {POW_WAS}",
      "was is not in the rationale of opset 2026.11"),
+    ("- audit: the result has self's strides", "- audit: the result keeps self's strides", "audit: the result keeps",
+     "the audit claim cited is not in now: \"the result keeps self's strides\""),
     ("lowering: fallback", "lowering: lowered", "lowering: lowered",
      "the inductor manifest does not place it lowered: it says fallback"),
     ("- backend: inductor\n        lowering: fallback", "- backend: inductr\n        lowering: fallback", "backend: inductr",
@@ -173,6 +176,45 @@ def test_show_prints_the_cited_manifest_under_a_lowering_erratum(capsys):
     assert code == 0 and '"backend": "inductor"' in out and '"lowering": "fallback"' in out
 
 
+def load_audit():
+    spec = importlib.util.spec_from_file_location("audit_prose", ROOT / "tools" / "audit_prose.py")
+    audit = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = audit  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(audit)
+    return audit
+
+
+@pytest.fixture
+def audit_of_copy(monkeypatch):
+    """The prose audit narrowed to the copy rule's testing notes: its claims (the sealed one and the corrected) and
+    its erratum."""
+    pytest.importorskip("torch")
+    audit = load_audit()
+    audit.CLAIMS = [c for c in audit.CLAIMS if c.entry == "aten::copy" and c.rule]
+    assert {c.corrected for c in audit.CLAIMS} == {False, True}
+    cited = tuple(e for e in errata.load_errata() if e.name == "aten::copy")
+    monkeypatch.setattr(audit.errata_mod, "load_errata", lambda: cited)
+    yield audit
+    del sys.modules["audit_prose"]
+
+
+def test_an_erratum_citing_the_audit_is_held_to_a_claim_that_runs_on_torch(audit_of_copy, capsys, monkeypatch):
+    assert audit_of_copy.main(["--false-only"]) == 0
+    [corrected] = [c for c in audit_of_copy.CLAIMS if c.corrected]
+    # the correction turns out false on this torch: the audit fails, naming it
+    monkeypatch.setattr(audit_of_copy, "CLAIMS", [dataclasses.replace(c, holds=lambda: False) if c.corrected else c
+                                                  for c in audit_of_copy.CLAIMS])
+    assert audit_of_copy.main(["--false-only"]) == 1
+    assert "FALSE CORRECTION  rule aten::copy testing.notes: \"the result has self's strides\"" in capsys.readouterr().out
+    # an erratum citing a claim the audit does not have
+    renamed = [dataclasses.replace(e, shown_by=(errata.AuditRef("the result keeps its strides", e.mark),))
+               for e in audit_of_copy.errata_mod.load_errata()]
+    monkeypatch.setattr(audit_of_copy, "CLAIMS", [c for c in audit_of_copy.CLAIMS if not c.corrected] + [corrected])
+    monkeypatch.setattr(audit_of_copy.errata_mod, "load_errata", lambda: tuple(renamed))
+    assert audit_of_copy.main(["--false-only"]) == 2
+    assert "NO AUDIT CLAIM" in capsys.readouterr().err
+
+
 def test_a_citation_that_is_neither_a_row_nor_a_manifest_says_why_each_form_does_not_fit(opset_with_errata, capsys):
     opset, path = opset_with_errata
     cited = "      - backend: inductor\n        lowering: fallback\n"
@@ -181,8 +223,8 @@ def test_a_citation_that_is_neither_a_row_nor_a_manifest_says_why_each_form_does
     assert code == 1
     [hit] = errata_findings(out, path)
     assert int(hit["line"]) == line_of(path, "- backend: inductor")
-    assert "fits none of its forms (as a row: unknown keys 'backend', 'lowering'; as a lowering: unknown key 'file')" \
-        in hit["message"]
+    assert ("fits none of its forms (as a row: unknown keys 'backend', 'lowering'; as a lowering: unknown key 'file'; "
+            "as an audit: unknown keys 'backend', 'lowering', 'file')") in hit["message"]
 
 
 def test_show_prints_the_corrected_text_and_the_text_as_released(capsys):
@@ -266,15 +308,11 @@ def test_corrected_prose_escapes_every_part():
 
 def test_the_audit_of_the_sealed_prose_leaves_no_false_claim_uncorrected():
     """tools/audit_prose.py runs every behavioural claim of the newest version against torch: each false one is
-    corrected by an erratum or recorded as one no row can show."""
+    corrected by an erratum or recorded as one no row can show, and every correction citing it holds."""
     pytest.importorskip("torch")
     if not on_tested_torch():
         pytest.skip("the audited claims are about the torch the newest opset version was validated against")
-    spec = importlib.util.spec_from_file_location("audit_prose", ROOT / "tools" / "audit_prose.py")
-    audit = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = audit  # dataclasses look their module up while the file runs
     try:
-        spec.loader.exec_module(audit)
-        assert audit.main(["--false-only"]) == 0
+        assert load_audit().main(["--false-only"]) == 0
     finally:
-        del sys.modules[spec.name]
+        del sys.modules["audit_prose"]

@@ -4,6 +4,10 @@ Each claim quotes the sealed text (``opset/VERSION/core_ops.yaml`` or ``decompos
 testing notes, rationale, equivalents notes, exception and tolerance reasons) and runs torch to
 see whether it holds. A quote that is no longer in its field is an error of this list (exit 2);
 a claim torch contradicts is printed FALSE (exit 1) and belongs in ``opset/errata.yaml``.
+Claims marked ``corrected`` quote the text as the errata correct it: an erratum whose truth no
+special-case row can state (strides, a precondition torch does not check) cites such a claim
+(``shown_by: - audit: QUOTE``), and the audit fails while the claim does not hold or an erratum
+cites a claim this list does not have.
 
 Claims not about torch's behaviour are not listed: how ONNX or StableHLO spell an op, why the
 review kept an op core, what compilers fuse, numerical arguments about formulas that are not
@@ -40,7 +44,8 @@ class Claim:
     quote: str  # a substring of the sealed field
     holds: Callable[[], bool]
     rule: bool = False
-    no_row: str | None = None  # for a false claim no special-case row can show: why (so no erratum cites one)
+    no_row: str | None = None  # for a false claim no erratum corrects: why
+    corrected: bool = False  # the quote is in the text as corrected by the errata (the evidence an erratum cites)
 
 
 def t(values, dtype=None) -> torch.Tensor:
@@ -133,6 +138,23 @@ def _rand_like_contiguous() -> bool:
                for fmt in (torch.preserve_format, torch.channels_last))
 
 
+def _strided_tensors() -> list[torch.Tensor]:
+    """Tensors whose strides are not the contiguous ones: transposed, channels_last, sliced."""
+    return [torch.zeros(3, 4).t(), torch.zeros(2, 3, 4, 5).to(memory_format=torch.channels_last),
+            torch.zeros(4, 6)[:, ::2]]
+
+
+def _follows_memory_format(like: Callable) -> bool:
+    """preserve_format (the default) keeps a channels_last input's layout; contiguous_format and channels_last give
+    those layouts."""
+    self = torch.zeros(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    plain = torch.zeros(2, 3, 4, 5)
+    return (like(self).is_contiguous(memory_format=torch.channels_last)
+            and like(self, memory_format=torch.preserve_format).is_contiguous(memory_format=torch.channels_last)
+            and like(self, memory_format=torch.contiguous_format).is_contiguous()
+            and like(plain, memory_format=torch.channels_last).is_contiguous(memory_format=torch.channels_last))
+
+
 def _randn_like_contiguous() -> bool:
     return aten.randn_like(torch.zeros(2, 3, 4, 5).to(memory_format=torch.channels_last)).is_contiguous()
 
@@ -188,9 +210,10 @@ CLAIMS: list[Claim] = [
     Claim("aten::_fft_c2r", "testing.notes", "it must be at least 1",
           lambda: raises(lambda: aten._fft_c2r(torch.randn(4, dtype=torch.complex64), [0], 0, 0))),
     Claim("aten::_local_scalar_dense", "testing.notes", "self must contain exactly one element",
-          lambda: raises(lambda: aten._local_scalar_dense(t([1.0, 2.0]))),
-          no_row="a precondition the kernel does not check (a larger tensor reads as its first element); a row would hold "
-                 "backends to that"),
+          lambda: raises(lambda: aten._local_scalar_dense(t([1.0, 2.0])))),
+    Claim("aten::_local_scalar_dense", "testing.notes", "a larger tensor is not checked and gives its first element",
+          lambda: aten._local_scalar_dense(t([5.0, 2.0])) == 5.0 and aten._local_scalar_dense(t([[7, 1]])) == 7,
+          corrected=True),
     Claim("aten::_local_scalar_dense", "testing.notes", "(shape [] or [1])",
           lambda: raises(lambda: aten._local_scalar_dense(t([[3.0]])))),
     Claim("aten::_log_softmax", "testing.notes", "half_to_float=True is CUDA-only",
@@ -558,12 +581,16 @@ CLAIMS: list[Claim] = [
     Claim("aten::group_norm", "testing.notes", "C must be divisible by num_groups.",
           lambda: raises(lambda: aten.group_norm(torch.randn(2, 3, 4), 2)), rule=True),
     Claim("aten::copy", "testing.notes", "the result is contiguous",
-          lambda: aten.copy(torch.zeros(3, 4).t(), torch.ones(4, 3)).is_contiguous(), rule=True,
-          no_row="rows state values, dtype and shape, not strides"),
-    Claim("aten::rand_like", "testing.notes", "result is contiguous whatever memory_format says", _rand_like_contiguous, rule=True,
-          no_row="rows state values, dtype and shape, not strides"),
-    Claim("aten::randn_like", "testing.notes", "result is contiguous", _randn_like_contiguous, rule=True,
-          no_row="rows state values, dtype and shape, not strides"),
+          lambda: aten.copy(torch.zeros(3, 4).t(), torch.ones(4, 3)).is_contiguous(), rule=True),
+    Claim("aten::copy", "testing.notes", "the result has self's strides",
+          lambda: all(aten.copy(s, torch.ones(s.shape)).stride() == s.stride() for s in _strided_tensors()),
+          rule=True, corrected=True),
+    Claim("aten::rand_like", "testing.notes", "result is contiguous whatever memory_format says", _rand_like_contiguous, rule=True),
+    Claim("aten::rand_like", "testing.notes", "the result is laid out as memory_format says",
+          lambda: _follows_memory_format(aten.rand_like), rule=True, corrected=True),
+    Claim("aten::randn_like", "testing.notes", "result is contiguous", _randn_like_contiguous, rule=True),
+    Claim("aten::randn_like", "testing.notes", "the result is laid out as memory_format says",
+          lambda: _follows_memory_format(aten.randn_like), rule=True, corrected=True),
     Claim("aten::std.correction", "testing.notes", "sqrt(var(x)) overflows in float32 once the variance exceeds the float32 range (|x| > ~1e19), where the fused std kernel stays finite",
           _std_overflow, rule=True),
     Claim("aten::pow.Scalar", "testing.notes", "Integer exponents should be >= 0 for integer results.",
@@ -622,6 +649,9 @@ def main(argv: list[str] | None = None) -> int:
     for claim in CLAIMS:
         entry = (opset.rules_by_op if claim.rule else opset.ops_by_name).get(claim.entry)
         texts = errata_mod.field_texts(entry.raw, claim.field) if entry else []
+        if claim.corrected:
+            applied = errata_mod.for_entry(errata, opset.version, "rule" if claim.rule else "op", claim.entry).get(claim.field, ())
+            texts = [errata_mod.corrected(text, applied) for text in texts]
         if not any(claim.quote in text for text in texts):
             missing.append(claim)
             continue
@@ -634,6 +664,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         kind = "rule " if claim.rule else ""
         status = "holds"
+        if not holds and claim.corrected:  # the errata's own text is wrong: no erratum can excuse that
+            false.append(claim)
+            unrecorded.append(claim)
+            print(f"FALSE CORRECTION  {kind}{claim.entry} {claim.field}: {claim.quote!r}{problem}")
+            continue
         if not holds:
             false.append(claim)
             corrected = [e for e in errata_mod.for_entry(errata, opset.version, "rule" if claim.rule else "op", claim.entry)
@@ -644,10 +679,19 @@ def main(argv: list[str] | None = None) -> int:
                 unrecorded.append(claim)
         print(f"{status}  {kind}{claim.entry} {claim.field}: {claim.quote!r}{problem}")
     for claim in missing:
-        print(f"NOT IN SEALED TEXT  {claim.entry} {claim.field}: {claim.quote!r}", file=sys.stderr)
+        print(f"NOT IN {'CORRECTED' if claim.corrected else 'SEALED'} TEXT  {claim.entry} {claim.field}: {claim.quote!r}",
+              file=sys.stderr)
+    audited, uncited = {(c.entry, c.rule, c.field, c.quote) for c in CLAIMS if c.corrected}, []
+    for erratum in errata:
+        for cited in erratum.shown_by:
+            if (isinstance(cited, errata_mod.AuditRef) and opset.version in erratum.versions
+                    and (erratum.name, erratum.kind == "rule", erratum.field, cited.quote) not in audited):
+                print(f"NO AUDIT CLAIM  {erratum.where} cites {cited.quote!r}, which no corrected claim of "
+                      f"{erratum.name} {erratum.field} quotes", file=sys.stderr)
+                uncited.append(cited)
     print(f"{len(CLAIMS) - len(missing)} claim(s) of opset {opset.version} checked on torch {torch.__version__}: "
           f"{len(false)} false, {len(false) - len(unrecorded)} of them corrected by an erratum or recorded as needing no row")
-    return 2 if missing else (1 if unrecorded else 0)
+    return 2 if missing or uncited else (1 if unrecorded else 0)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import difflib
 from typing import TYPE_CHECKING, Any, Iterable
 
 from opspec.spec import errata as errata_mod
-from opspec.spec.errata import Erratum, LoweringRef
+from opspec.spec.errata import AuditRef, Erratum, Evidence, LoweringRef
 from opspec.spec.model import CoreOp, DecompositionRule, Opset, canonical_op_name
 
 if TYPE_CHECKING:
@@ -126,11 +126,18 @@ def erratum_lines(errata: Iterable[Erratum], version: str, indent: str) -> list[
     return lines
 
 
+def _evidence_record(cited: Evidence) -> dict[str, str]:
+    if isinstance(cited, LoweringRef):
+        return {"backend": cited.backend, "lowering": cited.lowering}
+    if isinstance(cited, AuditRef):
+        return {"audit": cited.quote}
+    return {"file": cited.file, "says": cited.says}
+
+
 def erratum_records(errata: Iterable[Erratum], version: str, kind: str, name: str) -> list[dict[str, Any]]:
     """The errata of one entry as JSON-ready data, for ``opspec show --format json``."""
     return [{"field": e.field, "was": e.was, "now": e.now, "published": e.published,
-             "shown_by": [{"backend": c.backend, "lowering": c.lowering} if isinstance(c, LoweringRef) else
-                          {"file": c.file, "says": c.says} for c in e.shown_by]}
+             "shown_by": [_evidence_record(c) for c in e.shown_by]}
             for found in errata_mod.for_entry(errata, version, kind, name).values() for e in found]
 
 

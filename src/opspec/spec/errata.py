@@ -4,9 +4,10 @@ A released version is sealed by its digest, but its prose can still be wrong abo
 An erratum names the version(s), the entry (a core op, or a decomposition rule by its op),
 the prose field, the sealed text that is wrong (``was``, a substring of the field), the text
 that replaces it where the prose is shown (``now``), and the evidence that shows the truth, so
-the correction is itself checked: special-case rows, checked against torch like every row, or,
-for prose about how a backend handles the op, the backend's lowering manifest, which is measured
-from its conformance runs. The sealed files are never edited; readers apply the errata when they
+the correction is itself checked: special-case rows, checked against torch like every row; for
+prose about how a backend handles the op, the backend's lowering manifest, which is measured
+from its conformance runs; for what rows cannot state (strides, a precondition torch does not
+check), a claim of the prose audit (``tools/audit_prose.py``) that runs the corrected text on torch. The sealed files are never edited; readers apply the errata when they
 show the prose.
 """
 from __future__ import annotations
@@ -55,10 +56,25 @@ class LoweringRef:
         return f"conformance/backends/{self.backend}.yaml: {self.lowering}"
 
 
-Evidence = RowRef | LoweringRef
+@dataclass(frozen=True)
+class AuditRef:
+    """A claim of the prose audit (``tools/audit_prose.py``) about the corrected text, by its quote: the audit runs
+    it on torch and fails while it does not hold (or no claim of the entry's field has this quote)."""
+
+    quote: str
+    mark: Mark
+
+    @property
+    def text(self) -> str:
+        return f"tools/audit_prose.py, run on torch: {self.quote}"
+
+
+Evidence = RowRef | LoweringRef | AuditRef
 
 
 def _evidence(item: Mapping[str, Any], mark: Mark) -> Evidence:
+    if "audit" in item:
+        return AuditRef(item["audit"], yamlio.mark_of(item, "audit", mark))
     if "backend" in item:
         return LoweringRef(item["backend"], item["lowering"], yamlio.mark_of(item, "lowering", mark),
                            yamlio.mark_of(item, "backend", mark))
@@ -151,7 +167,7 @@ def findings(errata: Iterable[Erratum], opsets: Mapping[str, Opset],
              manifests: Mapping[str, BackendManifest] | None = None) -> list[Finding]:
     """Each erratum against the data: released versions that hold the entry, ``was`` in the sealed field,
     every cited row a row of the entry's op, every cited manifest placing the op as cited (``manifests``:
-    backend -> its bundled manifest)."""
+    backend -> its bundled manifest), every cited audit claim quoting ``now`` (the audit itself runs it on torch)."""
     found = []
     for erratum in errata:
         if erratum.was == erratum.now:
@@ -180,6 +196,9 @@ def findings(errata: Iterable[Erratum], opsets: Mapping[str, Opset],
         for cited in erratum.shown_by:
             if isinstance(cited, LoweringRef):
                 found += _lowering_findings(erratum.name, cited, manifests or {})
+            elif isinstance(cited, AuditRef):
+                if cited.quote not in erratum.now:
+                    found.append(Finding(cited.mark, f"{erratum.name}: the audit claim cited is not in now: {cited.quote!r}"))
             elif spec_cases.find_row(cases, cited.file, cited.says, erratum.name) is None:
                 found.append(Finding(cited.mark, f"{erratum.name}: no special-case row of it in {cited.file} says {cited.says!r}"))
     return found

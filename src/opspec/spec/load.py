@@ -99,7 +99,8 @@ def _describe(error: jsonschema.ValidationError, path: Iterable[Any] | None = No
 def _form_name(error: jsonschema.ValidationError, index: int) -> str:
     """A oneOf/anyOf branch by the definition it refers to (``#/$defs/row`` -> row), else by its place."""
     ref = error.validator_value[index].get("$ref", "") if isinstance(error.validator_value[index], dict) else ""
-    return f"as a {ref.rsplit('/', 1)[-1]}" if ref else f"form {index + 1}"
+    name = ref.rsplit("/", 1)[-1]
+    return f"as {'an' if name[:1] in 'aeiou' else 'a'} {name}" if ref else f"form {index + 1}"
 
 
 def read(path: Path, schema_name: str, *, prose: bool = False) -> LoadedFile:

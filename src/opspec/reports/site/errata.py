@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from opspec.reports.site import sanitize
 from opspec.spec import errata as errata_mod
-from opspec.spec.errata import Erratum, LoweringRef
+from opspec.spec.errata import AuditRef, Erratum, Evidence, LoweringRef
 
 RESULTS_ANCHOR = "dtypes-and-devices"  # the op page's section of published results, which the manifests are measured from
 
@@ -23,11 +23,17 @@ def row_anchor(says: str) -> str:
 
 def row_links(erratum: Erratum, op_page: str) -> str:
     """Markdown links to the cited evidence on the op's page (``op_page``: its path from here, '' for this page):
-    each row where it stands, each lowering manifest to the op's published results by dtype and device."""
-    return ", ".join(
-        f"[{sanitize.inline(cited.backend)}'s lowering manifest: {sanitize.inline(cited.lowering)}]"
-        f"({op_page}#{RESULTS_ANCHOR})" if isinstance(cited, LoweringRef) else
-        f"[{sanitize.inline(cited.says)}]({op_page}#{row_anchor(cited.says)})" for cited in erratum.shown_by)
+    each row where it stands, each lowering manifest to the op's published results by dtype and device; an audit
+    claim is quoted."""
+    return ", ".join(_link(cited, op_page) for cited in erratum.shown_by)
+
+
+def _link(cited: Evidence, op_page: str) -> str:
+    if isinstance(cited, LoweringRef):
+        return f"[{sanitize.inline(cited.backend)}'s lowering manifest: {sanitize.inline(cited.lowering)}]({op_page}#{RESULTS_ANCHOR})"
+    if isinstance(cited, AuditRef):  # the audit is a tool of the repository, not a page: named, not linked
+        return f"the prose audit, run on torch: {sanitize.inline(cited.quote)}"
+    return f"[{sanitize.inline(cited.says)}]({op_page}#{row_anchor(cited.says)})"
 
 
 def mark(erratum: Erratum, version: str, op_page: str) -> str:
