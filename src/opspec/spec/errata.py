@@ -7,8 +7,8 @@ that replaces it where the prose is shown (``now``), and the evidence that shows
 the correction is itself checked: special-case rows, checked against torch like every row; for
 prose about how a backend handles the op, the backend's lowering manifest, which is measured
 from its conformance runs; for what rows cannot state (strides, a precondition torch does not
-check), a claim of the prose audit (``tools/audit_prose.py``) that runs the corrected text on torch. The sealed files are never edited; readers apply the errata when they
-show the prose.
+check), a claim of the prose audit (``tools/audit_prose.py``) that runs the corrected text on
+torch. The sealed files are never edited; readers apply the errata when they show the prose.
 """
 from __future__ import annotations
 
@@ -106,10 +106,6 @@ class Erratum:
             published=data["published"], reason=data.get("reason"), mark=yamlio.mark_of(data),
             marks={key: yamlio.mark_of(data, key) for key in data},
         )
-
-    @property
-    def rows(self) -> tuple[RowRef, ...]:
-        return tuple(e for e in self.shown_by if isinstance(e, RowRef))
 
     def at(self, key: str) -> Mark:
         return self.marks.get(key, self.mark)

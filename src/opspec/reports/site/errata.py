@@ -1,5 +1,6 @@
 """Errata on the site: sealed prose shown corrected, with a visible mark, the text as released struck, and
-links to the evidence that shows the truth (special-case rows, or a backend's lowering manifest) (``opset/errata.yaml``).
+links to the evidence that shows the truth (``opset/errata.yaml``): special-case rows, a backend's lowering
+manifest, or a quoted claim of the prose audit.
 
 Every text passes through :mod:`opspec.reports.site.sanitize`; the only markup added is ``<ins>``,
 ``<del>``, ``<strong>`` and a classed ``<span>``, all inert.
