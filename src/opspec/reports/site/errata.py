@@ -22,7 +22,7 @@ def row_anchor(says: str) -> str:
     return "sc-" + hashlib.sha1(says.encode()).hexdigest()[:10]
 
 
-def row_links(erratum: Erratum, op_page: str) -> str:
+def evidence_links(erratum: Erratum, op_page: str) -> str:
     """Markdown links to the cited evidence on the op's page (``op_page``: its path from here, '' for this page):
     each row where it stands, each lowering manifest to the op's published results by dtype and device; an audit
     claim is quoted."""
@@ -41,7 +41,7 @@ def mark(erratum: Erratum, version: str, op_page: str) -> str:
     """The visible erratum note: date, the sealed text struck as released, the rows that show the truth."""
     return (f'<span class="opspec-erratum"><strong>Erratum</strong> ({sanitize.inline(erratum.published)}): '
             f'as released in {sanitize.inline(version)}, <del>{sanitize.inline(erratum.was)}</del>; '
-            f"shown by {row_links(erratum, op_page)}</span>")
+            f"shown by {evidence_links(erratum, op_page)}</span>")
 
 
 def prose(text: str, errata: Iterable[Erratum], version: str, op_page: str) -> str:

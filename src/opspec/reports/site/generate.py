@@ -263,7 +263,7 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
         front=_front(title="Errata"),
         errata=[{"published": e.published, "versions": e.versions, "field": e.field, "was": e.was, "now": e.now,
                  "entry": op_link(e.name, "") + (" (rule)" if e.kind == "rule" else ""),
-                 "rows": errata_mod.row_links(e, f"ops/{slugs[e.name]}.md") if e.name in slugs else ""}
+                 "evidence": errata_mod.evidence_links(e, f"ops/{slugs[e.name]}.md") if e.name in slugs else ""}
                 for e in sorted(errata, key=lambda e: (e.published, e.name, e.field))])
     pages["torch-versions.md"] = env.get_template("torch_versions.md.j2").render(
         rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
