@@ -18,9 +18,10 @@ WORKFLOW = ROOT / ".github" / "workflows" / "conformance.yml"
 SCRIPT = ROOT / "tools" / "conformance_matrix.py"
 
 
-def local(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
+def local(*args: str, timeout: float = 1800, tmp: Path | None = None) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), **({"TMPDIR": str(tmp)} if tmp else {})}
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(ROOT)}, cwd=ROOT)
+                          env=env, cwd=ROOT)
 
 
 def workflow() -> dict:
@@ -65,9 +66,16 @@ def test_every_job_and_step_has_a_local_stand_in():
     (["--env", "CONFORM_OPZ=abs"], "--env CONFORM_OPZ: the workflow sets no such variable"),
     (["--jobs", "deploy"], "--jobs deploy: the workflow has no such job"),
 ])
-def test_the_local_runner_refuses_what_the_workflow_lacks(args, message):
-    done = local("--dry-run", *args)
+def test_the_local_runner_refuses_what_the_workflow_lacks(args, message, tmp_path):
+    done = local(*args, tmp=tmp_path, timeout=300)  # refused before any job runs
     assert done.returncode == 2 and message in done.stderr
+    assert not any(tmp_path.iterdir())  # the work folder it made for the run is gone with the run
+
+
+def test_a_dry_run_leaves_no_work_folder(tmp_path):
+    done = local("--dry-run", "--jobs", "merge", tmp=tmp_path)
+    assert done.returncode == 0 and "opspec report merge" in done.stdout, done.stderr
+    assert "artifacts:" not in done.stdout and not any(tmp_path.iterdir())
 
 
 def test_an_action_without_a_stand_in_is_refused(tmp_path):

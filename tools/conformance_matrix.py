@@ -328,7 +328,8 @@ class Runner:
                 self.failed.add(name)
                 continue
             self.run_job(name, jobs[name])
-        print(f"artifacts: {self.artifacts}", flush=True)
+        if not self.args.dry_run:
+            print(f"artifacts: {self.artifacts}", flush=True)
         return 1 if self.failed else 0
 
     def contexts(self, matrix: dict[str, Any], index: int, env: dict[str, str]) -> dict[str, Any]:
@@ -371,7 +372,7 @@ class Runner:
         folder = self.work / "jobs" / instance
         if not self.args.dry_run:
             fresh_copy(folder)
-        (self.work / "tmp").mkdir(parents=True, exist_ok=True)
+            (self.work / "tmp").mkdir(parents=True, exist_ok=True)
         contexts["github"]["workspace"] = str(folder)
         for number, step in enumerate(job.get("steps") or [], 1):
             env = {**contexts["env"], **{k: as_text(v) for k, v in evaluate(step.get("env") or {}, contexts).items()}}
@@ -498,12 +499,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="where job copies and artifacts go (default: a new temporary folder)")
     parser.add_argument("--dry-run", action="store_true", help="print what each job instance would run")
     args = parser.parse_args(argv)
+    made = args.work is None  # a folder of our own is kept only when a run leaves artifacts in it
     args.work = (args.work or Path(tempfile.mkdtemp(prefix="opspec-fleet-"))).resolve()
+    code = 2
     try:
-        return Runner(args, load_workflow(args.workflow)).run()
+        code = Runner(args, load_workflow(args.workflow)).run()
     except (WorkflowError, OSError) as err:
         print(f"conformance_matrix: error: {err}", file=sys.stderr)
-        return 2
+    finally:
+        if made and (code == 2 or args.dry_run):
+            shutil.rmtree(args.work, ignore_errors=True)
+    return code
 
 
 if __name__ == "__main__":
