@@ -91,6 +91,9 @@ CHANGE_CASES = [
     ("  - action: deprecate-op\n    op: aten::abs\n    rationale: a long enough rationale text\n    when: soon\n", "unknown key 'when'"),
     ("  - action: add-rule\n    rule:\n      op: aten::x\n", "is a required property"),
     ("  - op: aten::abs\n", "'action' is a required property"),
+    ("  - action: change-testing\n    op: aten::abs\n    rationale: a long enough rationale text\n", "'testing' is a required property"),
+    ("  - action: change-testing\n    op: aten::abs\n    testing:\n      dtype: [float32]\n    rationale: a long enough rationale text\n",
+     "unknown key 'dtype'"),
 ]
 
 
@@ -202,6 +205,10 @@ def _add_op(op: str, action: str = "add-op", extra: str = "", type_: str = "add-
     (_add_op("aten::var_mean.correction", type_="add-op"), "decomposed by a default rule"),
     (_add_op("aten::abs", "remove-rule"), "has no rule in 2026.11"),
     (_add_op("aten::abs", "deprecate-op"), "does not belong in a add-op proposal"),
+    (_add_op("aten::bucketize.Tensor", "change-testing", "    testing:\n      dtypes: [float32]\n", "testing-change"),
+     "aten::bucketize.Tensor is not a core op in 2026.11"),
+    (_add_op("aten::abs", "change-testing", "    testing: {}\n", "testing-change"), "testing hints of aten::abs are unchanged"),
+    (_add_op("aten::abs", "change-testing", "    testing: {}\n", "schema-change"), "does not belong in a schema-change proposal"),
 ])
 def test_changes_are_checked_against_the_opset_and_torch(ws, text, fragment):
     path = write(ws, "0002-second.md", text)
@@ -213,6 +220,24 @@ def test_changes_are_checked_against_the_opset_and_torch(ws, text, fragment):
 def test_valid_add_op_passes(ws):
     path = write(ws, "0002-second.md", _add_op("aten::bucketize.Tensor"))
     assert findings_for(ws, path, use_torch=True) == []
+
+
+def test_valid_testing_change_passes(ws):
+    path = write(ws, "0002-second.md", _add_op("aten::abs", "change-testing", "    testing:\n      dtypes: [float32, float64]\n",
+                                              "testing-change"))
+    assert findings_for(ws, path, use_torch=True) == []
+
+
+def test_a_testing_change_starts_from_the_ops_current_hints(ws, capsys):
+    code, out, err = run(ws, "new", "--type", "testing-change", "--title", "Draw bucketize differently",
+                         "--op", "aten::bucketize.Tensor", capsys=capsys)
+    assert code == 2 and "--op aten::bucketize.Tensor: not a core op in 2026.11" in err and not out
+    assert not list((ws / "proposals").glob("0002-*"))  # nothing written
+    code, out, err = run(ws, "new", "--type", "testing-change", "--title", "Draw abs differently", "--op", "aten::abs",
+                         "--author", "Ada Lovelace", capsys=capsys)
+    assert code == 0, err
+    text = (ws / out[0]).read_text()
+    assert "  - action: change-testing\n    op: aten::abs\n    testing: {}\n    rationale: TODO" in text
 
 
 def test_decompose_op_without_checker_is_skipped_with_a_note(ws, monkeypatch):

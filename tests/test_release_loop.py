@@ -1,6 +1,6 @@
 """The governance loop end to end, in a scratch copy of the repository.
 
-For each kind of proposal (add-op, deprecate-op, decompose-op, schema-change) it walks
+For each kind of proposal (add-op, deprecate-op, decompose-op, schema-change, testing-change) it walks
 what a contributor and the maintainers do: `proposal new`, write it, commit it as a
 draft, move it to review, `proposal measure`, accept it with a decision, commit, and
 `release`. After every release the repository's own checks pass: `validate` (with
@@ -21,7 +21,7 @@ from opspec.bridge import torch_ops
 from opspec.checks import drift
 from opspec.cli import main
 from opspec.proposals import edit
-from opspec.spec import load, resources
+from opspec.spec import load, model, resources
 
 NEW_ABS = "aten::abs(Tensor self, *, bool exact=False) -> Tensor"
 # kind -> (op, title, the changes as written by the author, what `diff` calls the change)
@@ -48,6 +48,12 @@ KINDS = {
         "rationale": "torch added a keyword-only flag with a default; existing calls keep their meaning.",
         "upgrader": {"op": "aten::abs", "arguments": {"self": "self", "exact": {"value": False}}},
     }], "Schema changes"),
+    "testing-change": ("aten::randperm", "Keep randperm's n within what int8 holds", [{
+        "action": "change-testing", "op": "aten::randperm",
+        "testing": {"dtypes": ["float32", "int64", "int8"], "domain": {"n": "[0, 128]"}, "choices": {"n": [0, 1, 5, 128]},
+                    "notes": "torch refuses an int8 randperm of more than 128 elements."},
+        "rationale": "The old domain drew n up to 1000, which int8 cannot hold; torch refuses those calls.",
+    }], "Testing hints changed"),
 }
 
 
@@ -158,6 +164,9 @@ def walk(root: Path, kind: str, capsys) -> None:
     assert not report.drifted, drift.render_text(report)
     if kind == "add-op":
         assert {"op": op, "decision": "core", "since": version, "proposals": [number]} in report.decisions
+    if kind == "testing-change":  # the new version's op draws from the proposal's hints
+        assert opset.ops_by_name[op].testing == model.TestingHints.from_dict(changes[0]["testing"])
+        assert number in opset.ops_by_name[op].proposals
     assert cli(root, "diff", previous, version) == 0
     log = capsys.readouterr().out
     assert f"### {section}" in log and f"`{op}`" in log and f"proposal {number:04d}" in log

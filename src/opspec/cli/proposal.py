@@ -11,7 +11,7 @@ from opspec.cli import UsageError, checkout, pathargs
 from opspec.proposals import check as checking
 from opspec.proposals import edit
 from opspec.proposals.model import STATUSES, TYPES
-from opspec.proposals.opsetview import read_index
+from opspec.proposals.opsetview import base_version, read_index, read_view
 from opspec.proposals.parse import parse_file
 from opspec.proposals.transitions import move_problem
 from opspec.spec import atomic, workspace
@@ -85,11 +85,25 @@ def run_new(args) -> int:
     known = {}
     if args.type in ("add-op", "schema-change") and args.op:
         known["schema"] = _torch_schema(args.op)
+    if args.type == "testing-change":
+        known["testing"] = _current_hints(ws.opset, args.op)
     from opspec.proposals.scaffold import create  # jinja2: only this action needs it
 
     path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author, **known)
     print(checking.display_path(path))
     return 0
+
+
+def _current_hints(opset_root: Path, op: str) -> dict:
+    """The op's testing hints in the newest opset version, the starting point of the edit."""
+    try:
+        version = base_version(read_index(opset_root), None)
+    except DataError as err:
+        raise UsageError(f"cannot read the opset: {err}") from None
+    view = read_view(opset_root, version) if version else None
+    if view is None or not view.is_core(op):
+        raise UsageError(f"--op {op}: not a core op in {version or 'any opset version'}; only a core op's hints change")
+    return view.ops[op].get("testing") or {}
 
 
 def _torch_schema(op: str) -> str | None:

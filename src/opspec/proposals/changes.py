@@ -116,6 +116,11 @@ def _problems(draft: Draft, change: Mapping[str, Any], name: str, torch: Mapping
             found.append(("schema", f"schema of {name} is unchanged"))
         if torch and change["schema"] != torch.get(name):
             found.append(("schema", f"schema does not match the installed torch ({torch.get(name, 'no such operator')})"))
+    elif action == "change-testing":
+        if not draft.is_core(name):
+            found.append(("op", f"{name} is not a core op in {version}"))
+        elif draft.ops[name].get("testing", {}) == change["testing"]:
+            found.append(("testing", f"testing hints of {name} are unchanged"))
     elif action in ("add-rule", "change-rule"):
         rule = change["rule"]
         if action == "add-rule" and name in draft.rules:
@@ -148,7 +153,7 @@ def _apply(draft: Draft, number: int, change: Mapping[str, Any], name: str, torc
                 entry[key] = change[key]
         draft.ops[name] = entry
         return f"added {name}"
-    if action in ("deprecate-op", "remove-op", "change-schema"):
+    if action in ("deprecate-op", "remove-op", "change-schema", "change-testing"):
         entry = draft.ops[name]
         if action == "deprecate-op":
             entry = stamp(stamp(entry, "status", "deprecated", OP_KEYS), "deprecated", version, OP_KEYS)
@@ -156,9 +161,12 @@ def _apply(draft: Draft, number: int, change: Mapping[str, Any], name: str, torc
         elif action == "remove-op":
             entry = stamp(stamp(entry, "status", "removed", OP_KEYS), "removed", version, OP_KEYS)
             done = f"removed {name}"
-        else:
+        elif action == "change-schema":
             entry = stamp(entry, "schema", change["schema"], OP_KEYS)
             done = f"changed the schema of {name}"
+        else:
+            entry = stamp(entry, "testing", change["testing"], OP_KEYS)
+            done = f"changed the testing hints of {name}"
         draft.ops[name] = stamp(entry, "proposals", sorted({*(entry.get("proposals") or ()), number}), OP_KEYS)
         return done
     if action in ("add-rule", "change-rule"):

@@ -1,8 +1,8 @@
 """`opspec proposal measure`: run the checks a proposal's changes imply and record them as evidence.
 
 A rule added or changed is run through the decomposition checker (values against the
-eager kernel, closure over the declared targets) on drawn inputs; an added op's
-testing hints must yield calls the eager kernel accepts. Each result becomes one
+eager kernel, closure over the declared targets) on drawn inputs; the testing hints
+of an added op, or an op's new hints, must yield calls the eager kernel accepts. Each result becomes one
 ``evidence`` entry, which `opspec proposal check` requires before a proposal is accepted.
 """
 from __future__ import annotations
@@ -15,11 +15,11 @@ from opspec.proposals.opsetview import base_version, read_index
 from opspec.proposals.readiness import EVIDENCE_FOR_ACTION
 from opspec.spec.errors import one_line
 
-VALID_SHARE = 0.5  # an add-op's hints must make at least half the drawn calls valid, on every dtype
+VALID_SHARE = 0.5  # an op's proposed hints must make at least half the drawn calls valid, on every dtype
 
 
 def measure(p: Proposal, opset_root: Path, *, max_examples: int, seed: int, date: str) -> list[dict[str, Any]]:
-    """One evidence entry per op the changes add or per rule they add or change, in change order."""
+    """One evidence entry per op the changes add or give new hints, or per rule they add or change, in change order."""
     from opspec.bridge import torch_ops
 
     torch_version = torch_ops.version()

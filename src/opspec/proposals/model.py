@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-TYPES = ("add-op", "deprecate-op", "remove-op", "decompose-op", "schema-change", "process")
+TYPES = ("add-op", "deprecate-op", "remove-op", "decompose-op", "schema-change", "testing-change", "process")
 STATUSES = ("draft", "review", "accepted", "rejected", "withdrawn", "deferred", "implemented", "superseded")
 OPEN_STATUSES = ("draft", "review", "accepted", "deferred")
 SECTIONS = ("Summary", "Motivation", "Specification", "Compatibility", "Alternatives", "Unresolved questions")
@@ -30,6 +30,7 @@ ACTIONS_BY_TYPE: Mapping[str, frozenset[str]] = {
     "remove-op": frozenset({"remove-op", "remove-rule"}),
     "decompose-op": frozenset({"add-rule", "change-rule"}),
     "schema-change": frozenset({"change-schema"}),
+    "testing-change": frozenset({"change-testing"}),  # a rule's hints change with the rule (change-rule)
     "process": frozenset(),
 }
 

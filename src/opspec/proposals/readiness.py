@@ -6,8 +6,9 @@
   ``decision``: the date, named reviewers or a decision record, and the reasons.
 - Accepted (and later) needs the measurements the changes imply, recorded in
   ``evidence`` by ``opspec proposal measure``: a passing ``check-decomp`` for every
-  rule added or changed, and for every added op its schema, its testing hints and a
-  passing strategy check (drawn calls the eager kernel accepts).
+  rule added or changed, for every added op its schema, its testing hints and a
+  passing strategy check (drawn calls the eager kernel accepts), and a passing
+  strategy check for every op whose testing hints change.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from opspec.spec.yamlio import Mark, mark_of
 TODO_RE = re.compile(r"\bTODO\b")
 # Statuses whose changes must be backed by measurements (an implemented one was accepted first).
 MEASURED_STATUSES = ("accepted",)
-EVIDENCE_FOR_ACTION = {"add-op": "strategy", "add-rule": "check-decomp", "change-rule": "check-decomp"}
+EVIDENCE_FOR_ACTION = {"add-op": "strategy", "change-testing": "strategy", "add-rule": "check-decomp",
+                       "change-rule": "check-decomp"}
 
 
 def section_texts(body: str, first_line: int) -> dict[str, tuple[int, str]]:
@@ -71,7 +73,8 @@ def decision_findings(parsed: ParsedFile, p: Proposal) -> list[Finding]:
 
 
 def evidence_findings(parsed: ParsedFile, p: Proposal) -> list[Finding]:
-    """Accepted changes carry their measurements: every added op and every new or changed rule."""
+    """Accepted changes carry their measurements: every added op, every op with new testing hints and every new or
+    changed rule."""
     if p.status not in MEASURED_STATUSES:
         return []
     findings = []

@@ -50,11 +50,13 @@ def default_author() -> str:
 
 
 def render(*, id: int, type: str, title: str, op: str | None, author: str, date: str, schema: str | None = None,
-           rule: dict | None = None, motivation: str | None = None) -> str:
-    """The template filled in; ``schema``, ``rule`` and ``motivation`` carry what a measurement already knows."""
+           rule: dict | None = None, testing: dict | None = None, motivation: str | None = None) -> str:
+    """The template filled in; ``schema``, ``rule``, ``testing`` (the hints being changed) and ``motivation`` carry
+    what the opset or a measurement already knows."""
     return environment().get_template("proposal.md.j2").render(
         id=id, type=type, title=title, op=op or "aten::TODO", author=author, date=date, schema=schema, rule=rule,
-        rule_block=textwrap.indent(yamlio.dump({"rule": rule}), "    ") if rule else "", motivation=motivation,
+        rule_block=textwrap.indent(yamlio.dump({"rule": rule}), "    ") if rule else "",
+        testing_block=textwrap.indent(yamlio.dump({"testing": testing or {}}), "    "), motivation=motivation,
     )
 
 

@@ -15,11 +15,13 @@ SECTIONS = (
     ("deprecated", "Deprecated ops"),
     ("removed", "Removed ops"),
     ("schema-changed", "Schema changes"),
+    ("testing-changed", "Testing hints changed"),
     ("rule-added", "Decomposition rules added"),
     ("rule-changed", "Decomposition rules changed"),
     ("rule-removed", "Decomposition rules removed"),
 )
 RULE_FIELDS = ("kind", "targets", "formula", "implementation", "random")
+HINT_FIELDS = ("dtypes", "domain", "shapes", "ranks", "choices", "tolerance", "contiguous", "notes")
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,9 @@ def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tupl
             add("removed", name, f"removed in {op.removed}", ids)
         if op.schema != before.schema and op.status != "removed":
             add("schema-changed", name, f"{before.schema} → {op.schema}", ids)
+        if op.testing != before.testing and op.status != "removed":
+            changed = [f for f in HINT_FIELDS if getattr(op.testing, f) != getattr(before.testing, f)]
+            add("testing-changed", name, f"new {', '.join(changed)}", ids)
     for name, before in sorted(old_ops.items()):
         if name not in new.ops_by_name and before.status != "removed":
             add("removed", name, "entry dropped", ())
@@ -141,6 +146,7 @@ def to_markdown(
 def attributions_from(proposals: Iterable, version: str) -> dict[tuple[str, str], tuple[int, ...]]:
     """(change kind, op) -> ids of the proposals released in ``version`` that made that change."""
     kinds = {"add-op": "added", "deprecate-op": "deprecated", "remove-op": "removed", "change-schema": "schema-changed",
+             "change-testing": "testing-changed",
              "add-rule": "rule-added", "change-rule": "rule-changed", "remove-rule": "rule-removed"}
     found: dict[tuple[str, str], set[int]] = {}
     for p in proposals:
