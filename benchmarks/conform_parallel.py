@@ -72,6 +72,7 @@ def run(args, jobs: int, folder: Path, reports: Path) -> dict:
     return {"jobs": jobs, "exit": code, "wall_s": round(wall, 1), "duration_s": data["duration_s"],
             "cases": len(data["results"]), "summary": {k: v for k, v in data["summary"].items() if v},
             "load_before": round(load_before, 1), "load_after": round(os.getloadavg()[0], 1),
+            "cpu": data.get("device_name"),  # what ran it: timings from two machines are not comparable
             "verdicts": verdicts(data)}
 
 
