@@ -204,6 +204,19 @@ def noisy(gm: torch.fx.GraphModule, example_inputs):
     return Executed(gm)
 
 
+def locking(gm: torch.fx.GraphModule, example_inputs):
+    """Takes a multiprocessing lock on every compile, as tqdm does inside torch.fx's interpreter where tqdm is
+    installed, and aborts on sin: a worker killed while it holds such a lock."""
+    import multiprocessing
+
+    locks.append(multiprocessing.RLock())
+    if "sin.default" in _ops(gm):
+        os.abort()
+    return Executed(gm)
+
+
+locks: list = []
+
 ILLEGAL_ACCESS = "CUDA error: an illegal memory access was encountered"
 
 

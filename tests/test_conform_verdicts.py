@@ -66,6 +66,19 @@ def replays(record: dict) -> str:
     return done.stdout.split(":")[0]
 
 
+def test_a_killed_worker_leaves_no_semaphore_behind(tmp_path):
+    """A worker that dies holding a multiprocessing lock (tqdm's, under torch.fx) must not leave a named semaphore
+    for Python's resource tracker to clean up and warn about when the run ends."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "opspec", "conform", "--backend", "conform_faults:locking",
+                           "--ops", "relu,sin", "--isolate", "--timeout", "120", "--no-expectations", *FAST,
+                           "--report", str(tmp_path / "locking.json")], env=env, capture_output=True, text=True,
+                          timeout=600)
+    statuses = {r["op"]: r["status"] for r in json.loads((tmp_path / "locking.json").read_text())["results"]}
+    assert statuses == {"aten::relu": "pass", "aten::sin": "crash"}, done.stderr[-2000:]
+    assert "leaked semaphore" not in done.stderr, done.stderr[-2000:]
+
+
 def test_a_right_answer_nobody_vouches_for_is_unverified_and_counted_apart(tmp_path, capsys):
     code, report = run(tmp_path, "opaque", "argmax.default")
     record = report["results"][0]

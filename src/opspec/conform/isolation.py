@@ -52,6 +52,10 @@ def _die_with_parent() -> None:
 def _serve(connection, settings: Settings) -> None:
     os.setsid()  # its own process group, so a timeout kills compile helpers too
     _die_with_parent()
+    # A worker inherits the forkserver's start method, under which every multiprocessing lock is a named semaphore
+    # (tqdm takes one inside torch.fx's interpreter). A worker killed by its case leaves it behind, and the resource
+    # tracker warns of it when the run ends. Under fork the worker's own locks are anonymous: nothing to leave.
+    multiprocessing.set_start_method("fork", force=True)
     if settings.log_file:  # what torch and native libraries print (guards, ONNX Runtime's log) is not a verdict
         try:
             torch_logs.redirect_output(settings.log_file)
