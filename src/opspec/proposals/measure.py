@@ -2,8 +2,9 @@
 
 A rule added or changed is run through the decomposition checker (values against the
 eager kernel, closure over the declared targets) on drawn inputs; the testing hints
-of an added op, or an op's new hints, must yield calls the eager kernel accepts. Each result becomes one
-``evidence`` entry, which `opspec proposal check` requires before a proposal is accepted.
+of an added op, or an op's new hints, must yield calls the eager kernel accepts. Each
+result becomes one ``evidence`` entry, which `opspec proposal check` requires before a
+proposal is accepted.
 """
 from __future__ import annotations
 

@@ -5,10 +5,10 @@ and JSON (for tools).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Callable, Iterable
 
-from opspec.spec.model import CoreOp, DecompositionRule, Opset
+from opspec.spec.model import CoreOp, DecompositionRule, Opset, TestingHints
 
 SECTIONS = (
     ("added", "Added ops"),
@@ -21,7 +21,7 @@ SECTIONS = (
     ("rule-removed", "Decomposition rules removed"),
 )
 RULE_FIELDS = ("kind", "targets", "formula", "implementation", "random")
-HINT_FIELDS = ("dtypes", "domain", "shapes", "ranks", "choices", "tolerance", "contiguous", "notes")
+HINT_FIELDS = tuple(f.name for f in fields(TestingHints))  # what a testing change may have changed
 
 
 @dataclass(frozen=True)
