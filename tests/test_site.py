@@ -319,6 +319,8 @@ def test_rules_index_and_scoreboard_from_the_data(repo_pages):
         assert re.search(r"\| \d{4}-\d{2}-\d{2}", row)  # the date
         assert f"reports/{report.stem}/#case-" in board  # its heat-map row
         assert f"reports/{report.stem}.md" in generated.pages
+        if data["backend"].get("build"):  # a build unlike a plain run is said on the report's page
+            assert f"| Built | {sanitize.cell(data['backend']['build'])} |" in generated.pages[f"reports/{report.stem}.md"]
     assert "no figure" in board and "tautology" in board  # aot_eager's 100% is explained, not shown
 
 

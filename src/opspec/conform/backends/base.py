@@ -55,6 +55,7 @@ class Declaration:
     install: str = ""  # how to install the extra, where constraints.txt's torch cannot hold it
     # context managers entered while the backend compiles a graph (inductor: its generated code)
     watchers: tuple[Callable[[], ContextManager], ...] = field(default=(), repr=False)
+    build_note: Callable[[], str] | None = field(default=None, repr=False)  # how a watcher changes what it builds
     expectations: Path | None = None  # default expectations file (None: conformance/expectations/NAME.yaml if any)
     manifest: Path | None = None  # lowering manifest (None: the bundled conformance/backends/NAME.yaml if any)
     lowering_meaning: str = ""  # what "lowered" means for it, so a coverage figure is read for what it is (site)
@@ -118,6 +119,8 @@ class Backend:
             described["target"] = self.declaration.target
             if self.declaration.runtime:
                 described["runtime"] = self.declaration.runtime
+            if self.declaration.build_note is not None:
+                described["build"] = self.declaration.build_note()
         return described
 
     def static_evidence(self) -> evidence.Evidence | None:

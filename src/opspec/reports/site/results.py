@@ -68,6 +68,7 @@ class Report:
     blame: dict[str, int] = field(default_factory=dict)  # non-passes by who failed, when the report counts them
     target: str = ""  # what computes an op for a pass (the backend's declared target), when the report says
     runtime: str = ""  # the backend's runtime outside its target, when it has one
+    build: str = ""  # how its code was built unlike a plain run (inductor: patterned uninitialized locals)
     executed: dict[str, int] = field(default_factory=dict)  # cases by who computed the op, when the report counts them
 
 
@@ -195,7 +196,7 @@ def _report(data: dict, path: Path, backend: str, manifests: dict[str, str]) -> 
         device_name=_text(data, ("device_name",)),
         blame={k: v for k, v in data["blame"].items() if isinstance(v, int) and not isinstance(v, bool)}
         if isinstance(data.get("blame"), dict) else {},
-        target=_text(about, ("target",)), runtime=_text(about, ("runtime",)),
+        target=_text(about, ("target",)), runtime=_text(about, ("runtime",)), build=_text(about, ("build",)),
         executed={k: v for k, v in data["executed"].items() if isinstance(v, int) and not isinstance(v, bool) and v}
         if isinstance(data.get("executed"), dict) else {},
     )
