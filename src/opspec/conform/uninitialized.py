@@ -5,8 +5,9 @@ that no input reached, say) returns whatever the stack held: the same case
 passes in one process and fails in another, depending on what ran before it.
 Built with ``-ftrivial-auto-var-init=pattern`` (GCC 12+, Clang 8+), every such
 local starts as the byte pattern 0xFE..., so a kernel that uses one gets the
-same wrong answer on every run and the verdict stops depending on history.
-Kernels that never read uninitialized memory compute exactly what they did.
+same answer on every run (mostly a wrong one, though a kernel may map the pattern
+back to a right index) and the verdict stops depending on history. Kernels that
+never read uninitialized memory compute exactly what they did.
 """
 from __future__ import annotations
 

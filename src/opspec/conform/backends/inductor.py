@@ -1,7 +1,7 @@
 """``inductor``: torch.compile's default backend. Who executed an op is read from the wrapper code it generates
 (ATen calls ran in PyTorch, generated kernels in Inductor); its own front end is its decompositions.
-Its C++ kernels are built with uninitialized locals patterned, so a kernel that reads one fails every time
-(:mod:`opspec.conform.uninitialized`)."""
+Its C++ kernels are built with uninitialized locals patterned, so a kernel that reads one gives the same answer
+in every run (:mod:`opspec.conform.uninitialized`)."""
 from __future__ import annotations
 
 from opspec.conform import evidence, uninitialized
