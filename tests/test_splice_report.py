@@ -1,0 +1,80 @@
+"""tools/splice_report.py: a partial re-run's cases replace a published report's, and the report is judged again."""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from test_conform import validate
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import splice_report  # noqa: E402
+
+PUBLISHED = ROOT / "conformance" / "results" / "aot_eager-cpu.json"
+
+
+@pytest.fixture
+def published(tmp_path) -> Path:
+    path = tmp_path / "aot_eager-cpu.json"
+    shutil.copy(PUBLISHED, path)
+    return path
+
+
+def rerun_of(tmp_path: Path, ops: set[str], **header) -> tuple[Path, dict]:
+    """A re-run of ``ops`` as the published run recorded them, with ``header`` keys changed."""
+    whole = json.loads(PUBLISHED.read_text())
+    rerun = {**whole, **header, "ops": sorted(ops), "results": [r for r in whole["results"] if r["op"] in ops]}
+    path = tmp_path / "rerun.json"
+    path.write_text(json.dumps(rerun))
+    return path, rerun
+
+
+def test_a_rerun_that_found_the_same_changes_no_status(tmp_path, published, capsys):
+    path, rerun = rerun_of(tmp_path, {"aten::argmin", "aten::argmax"})
+    assert splice_report.main([str(published), str(path)]) == 0
+    after = json.loads(published.read_text())
+    validate(after)
+    assert [r["status"] for r in after["results"]] == [r["status"] for r in json.loads(PUBLISHED.read_text())["results"]]
+    assert f"{len(rerun['results'])} cases spliced, 0 changed status" in capsys.readouterr().out
+
+
+def test_a_rerun_that_fails_a_case_changes_that_case_and_the_counts(tmp_path, published, capsys):
+    path, rerun = rerun_of(tmp_path, {"aten::argmin"})
+    record = next(r for r in rerun["results"] if r["status"] == "pass")
+    record.update(status="fail", outcome="fail", message="[0]: torch.int64 values differ", blame="backend",
+                  blame_stage="backend", blame_reason="the front end with eager kernels passes")
+    path.write_text(json.dumps(rerun))
+    before = json.loads(published.read_text())["summary"]
+    assert splice_report.main([str(published), str(path)]) == 0
+    after = json.loads(published.read_text())
+    validate(after)
+    (changed,) = [r for r in after["results"] if r["op"] == "aten::argmin" and r["dtype"] == record["dtype"]]
+    assert changed["status"] == "fail"
+    assert (after["summary"]["fail"], after["summary"]["pass"]) == (before["fail"] + 1, before["pass"] - 1)
+    assert f"aten::argmin {record['dtype']} cpu: pass -> fail" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("header, problem", [
+    ({"torch": "2.99.0"}, "differs from the report in torch: '2.99.0'"),
+    ({"seed": 7}, "differs from the report in seed: 7"),
+])
+def test_a_rerun_of_another_setting_is_refused_and_nothing_is_written(tmp_path, published, capsys, header, problem):
+    path, _ = rerun_of(tmp_path, {"aten::argmin"}, **header)
+    before = published.read_bytes()
+    assert splice_report.main([str(published), str(path)]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and len(err.strip().splitlines()) == 1
+    assert published.read_bytes() == before
+
+
+def test_a_case_the_report_does_not_hold_is_refused(tmp_path, published, capsys):
+    path, rerun = rerun_of(tmp_path, {"aten::argmin"})
+    rerun["results"][0]["device"] = "cuda"
+    path.write_text(json.dumps(rerun))
+    before = published.read_bytes()
+    assert splice_report.main([str(published), str(path)]) == 2
+    assert "aten::argmin float64 cuda is not a case of the report" in capsys.readouterr().err
+    assert published.read_bytes() == before

@@ -1,0 +1,87 @@
+"""Put the cases of a partial re-run into a published report, then judge the report again (nothing is run).
+
+    python tools/splice_report.py REPORT.json RERUN.json [RERUN.json ...]
+
+For when new special-case rows or edges change what a few ops are held to: run
+just those ops (``opspec conform --backend B --isolate --dtypes all --ops OPS``)
+and splice them in, instead of re-running every case. Each re-run must have
+tested what the report tested (the header keys ``opspec report merge`` requires
+to agree, except which ops ran), and every case it holds must be one of the
+report's. Its records replace the report's records of the same cases; the rest,
+and the header (the machine, the duration), stay the report's own. The result is
+judged with today's expectations (:mod:`opspec.conform.rejudge`) and written in
+place; one line says which cases changed status. Bad input is one line and exit 2,
+with nothing written.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+from opspec.conform import merge, rejudge, report  # noqa: E402
+from opspec.conform.backends import registry  # noqa: E402
+from opspec.conform.runner import cached_opset  # noqa: E402
+
+# the header keys that say which cases ran, not how: a re-run of some ops differs there by design
+WHICH_CASES = ("ops", "dtypes")
+
+
+class SpliceError(ValueError):
+    """The re-run cannot go into the report: one line naming the files and what differs."""
+
+
+def spliced(published: dict, reruns: list[tuple[Path, dict]]) -> dict:
+    """The report with each re-run's records in place of its own."""
+    by_case = {report.case_of(r): i for i, r in enumerate(published["results"])}
+    results = list(published["results"])
+    for path, rerun in reruns:
+        for key in merge.SAME:
+            if key not in WHICH_CASES and rerun.get(key) != published.get(key):
+                raise SpliceError(f"{path}: differs from the report in {key}: {rerun.get(key)!r} vs {published.get(key)!r}")
+        for record in rerun["results"]:
+            case = report.case_of(record)
+            if case not in by_case:
+                raise SpliceError(f"{path}: {case.op} {case.dtype} {case.device} is not a case of the report")
+            results[by_case[case]] = record
+    return {**published, "results": results}
+
+
+def changes(before: dict, after: dict) -> list[str]:
+    """``OP DTYPE DEVICE: old -> new`` for each case whose status differs."""
+    old = {report.case_of(r): r["status"] for r in before["results"]}
+    return [f"{r['op']} {r['dtype']} {r['device']}: {old[report.case_of(r)]} -> {r['status']}"
+            for r in after["results"] if old.get(report.case_of(r)) != r["status"]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("report", type=Path)
+    parser.add_argument("reruns", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        published = json.loads(args.report.read_text(encoding="utf-8"))
+        reruns = [(path, json.loads(path.read_text(encoding="utf-8"))) for path in args.reruns]
+        joined = spliced(published, reruns)
+        declaration = registry.lookup(published["backend"]["name"])
+        named = published.get("expectations")
+        expectations = REPO / named if named else (declaration.expectations_path() if declaration else None)
+        final = rejudge.rejudge(joined, declaration, expectations, cached_opset(published["opset"]))
+    except (OSError, ValueError, KeyError, TypeError, LookupError) as err:
+        print(f"{args.report}: not spliced: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    report.write(args.report, final)
+    changed = changes(published, final)
+    judged = Counter(r["status"] for r in final["results"])
+    print(f"{args.report.name}: {sum(len(r['results']) for _, r in reruns)} cases spliced, "
+          f"{len(changed)} changed status" + "".join(f"\n  {line}" for line in changed)
+          + "\n  now: " + ", ".join(f"{n} {s}" for s, n in judged.most_common()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
