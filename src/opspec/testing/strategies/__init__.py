@@ -18,6 +18,7 @@ from opspec.testing.strategies.custom import CUSTOM
 from opspec.testing.strategies.generic import OMIT, Drawer, call_strategy
 from opspec.testing.strategies.op_traits import BUILTIN_HINTS
 from opspec.testing.strategies.schema_args import arguments_of
+from opspec.testing.strategies.seed_only import without_local_constants
 
 __all__ = ["Call", "calls", "draw_examples", "effective_hints", "strategy_source", "dtype_of", "dtypes_under_test",
            "CUSTOM", "OMIT", "Drawer"]
@@ -76,5 +77,6 @@ def draw_examples(strategy: st.SearchStrategy, n: int, random_seed: int = 0) -> 
     def collect(example):
         drawn.append(example)
 
-    collect()
+    with without_local_constants():  # the same draws whatever the process imported before
+        collect()
     return drawn[:n]
