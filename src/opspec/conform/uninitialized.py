@@ -42,7 +42,10 @@ def setting() -> str:
     """What the report records about uninitialized locals in Inductor's C++ kernels on this machine."""
     from torch._inductor import cpp_builder
 
-    reason = refusal(cpp_builder.get_cpp_compiler())
+    try:
+        reason = refusal(cpp_builder.get_cpp_compiler())
+    except Exception as err:  # noqa: BLE001 - no compiler found: Inductor itself will say so when it compiles
+        reason = f"no C++ compiler found ({type(err).__name__})"
     return f"left as the compiler leaves them: {reason}" if reason else f"filled with a byte pattern (-{FLAG})"
 
 
