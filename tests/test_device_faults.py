@@ -182,3 +182,50 @@ def test_the_isolated_row_check_restarts_after_each_device_fault(monkeypatch):
     assert status == {"a": "holds", "b": "device fault", "c": "device fault", "d": "holds"}
     assert findings == ["x.yaml:2:1: b faults", "x.yaml:3:1: c faults"] and checked == 4
     assert seen_done == [[], ["a", "b"], ["a", "b", "c"]]
+
+
+def device_kernel_asserting(cases):
+    """A stand-in for a CUDA kernel: what the CPU kernel refuses, it answers with a device-side assert."""
+    def accepts(example, refusals):
+        try:
+            example.program()(*example.fresh_inputs())
+        except RuntimeError as err:
+            raise kernel_errors.DeviceFault("device fault: RuntimeError: CUDA error: device-side assert triggered") from err
+        return True
+    return accepts
+
+
+def test_a_call_the_cpu_kernel_refuses_is_never_sent_to_the_device(monkeypatch):
+    from opspec.conform import cases
+    from opspec.testing.strategies.call import Call
+
+    op = load.load_opset().ops_by_name["aten::gather"]
+    self = torch.tensor([[1, 2]])
+    # what an int64 case draws among its edge values: an index past the end, and a valid one
+    pool = [cases.Example.of(Call(op.name, (self, 1, torch.tensor([[index]])))) for index in (2, 1, -9223372036854775807)]
+    monkeypatch.setattr(cases, "_eager_accepts", device_kernel_asserting(cases))
+    with pytest.raises(kernel_errors.DeviceFault):  # unscreened, the refused index poisons the device
+        cases._accepted(op, pool, "cpu")
+    refusals: list[BaseException] = []
+    accepted = cases._accepted(op, pool, "cuda", refusals)  # screened: the CPU kernel refuses it first
+    assert [e.inputs[1].item() for e in accepted] == [1]
+    assert len(refusals) == 2 and all("out of bounds" in str(err) for err in refusals), refusals
+
+
+def test_a_cpu_kernel_missing_for_the_dtype_refuses_nothing(monkeypatch):
+    from opspec.conform import cases
+
+    opset = load.load_opset()
+    call = cases.draw(opset.ops_by_name["aten::abs"], "float32", "cpu", max_examples=1, max_compiles=1, seed=0,
+                      edges=False)[0]
+
+    def program_without(message):
+        def kernel(*tensors):
+            raise RuntimeError(message)
+        return lambda: kernel
+
+    refusals: list[BaseException] = []
+    monkeypatch.setattr(call, "program", program_without("\"abs_cpu\" not implemented for 'Half'"))
+    assert cases._cpu_accepts(call, refusals) and not refusals  # the device may have the kernel the CPU lacks
+    monkeypatch.setattr(call, "program", program_without("index 7 is out of bounds for dimension 0 with size 1"))
+    assert not cases._cpu_accepts(call, refusals) and "out of bounds" in str(refusals[0])

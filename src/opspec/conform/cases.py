@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import linecache
+import re
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -252,7 +253,7 @@ def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles
         calls = strategies.draw_examples(strategy, max_examples * POOL_FACTOR, seed)
     pool = [Example.of(call) for call in calls]
     refusals: list[BaseException] = []
-    valid = _accepted(op, pool, refusals)
+    valid = _accepted(op, pool, device, refusals)
     if not valid and pool:
         raise NoValidCall(_why_refused(refusals, dtype, device))
     order: dict[tuple, int] = {}
@@ -264,7 +265,7 @@ def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles
     branches: list[Example] = []
     if edges and ranked:
         first = next(e for e in valid if e.key == ranked[0])
-        for variant in _accepted(op, [Example.of(c) for c in edge_draws.branch_variants(first.call)]):
+        for variant in _accepted(op, [Example.of(c) for c in edge_draws.branch_variants(first.call)], device):
             if len(branches) + 1 < max_compiles and variant.key != ranked[0] and \
                     all(variant.key != b.key for b in branches):
                 branches.append(variant)
@@ -282,14 +283,38 @@ def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles
     extra = list(branches)
     for example in [*firsts, *branches]:
         variants = [Example.of(c) for c in edge_draws.value_variants(example.call, hints, strategies.dtype_of(dtype))]
-        extra += [v for v in _accepted(op, variants) if v.key == example.key]
+        extra += [v for v in _accepted(op, variants, device) if v.key == example.key]
     return chosen + extra
 
 
-def _accepted(op: CoreOp, examples: list[Example], refusals: list[BaseException] | None = None) -> list[Example]:
+def _accepted(op: CoreOp, examples: list[Example], device: str,
+              refusals: list[BaseException] | None = None) -> list[Example]:
     precondition = PRECONDITIONS.get(op.name, lambda call: True)
     refusals = [] if refusals is None else refusals
-    return [example for example in examples if precondition(example.call) and _eager_accepts(example, refusals)]
+    return [example for example in examples if precondition(example.call)
+            and (device == "cpu" or _cpu_accepts(example, refusals)) and _eager_accepts(example, refusals)]
+
+
+# a CPU kernel that lacks the dtype says nothing about the call: the device's kernel may have it
+CPU_LACKS = re.compile(r"not implemented for '|[Uu]nsupported dtype|on the same device")
+
+
+def _cpu_accepts(example: Example, refusals: list[BaseException]) -> bool:
+    """Whether the CPU kernel takes a call drawn for another device, asked before the call goes there.
+
+    A CUDA kernel checks what only the data can tell (an index in range, a probability in
+    [0, 1]) with a device-side assert, which poisons the process: the case would end in a
+    crash that says nothing of the backend, and so would every later case in that worker.
+    The CPU kernel raises instead, so a call it refuses is refused here and never sent.
+    """
+    try:
+        example.program()(*[t.cpu() for t in example.fresh_inputs()])
+    except Exception as err:  # noqa: BLE001 - any refusal of the CPU kernel
+        if CPU_LACKS.search(str(err)):
+            return True
+        refusals.append(err)
+        return False
+    return True
 
 
 class NoValidCall(Exception):
