@@ -296,7 +296,7 @@ def _accepted(op: CoreOp, examples: list[Example], device: str,
 
 
 # a CPU kernel that lacks the dtype says nothing about the call: the device's kernel may have it
-CPU_LACKS = re.compile(r"not implemented for '|[Uu]nsupported dtype|on the same device")
+CPU_LACKS = re.compile(r"not implemented for '|[Uu]nsupported dtype|scalar type|dtype|on the same device")
 
 
 def _cpu_accepts(example: Example, refusals: list[BaseException]) -> bool:
