@@ -22,6 +22,7 @@ import torch
 from hypothesis.errors import HypothesisDeprecationWarning
 
 from opspec.bridge import torch_ops
+from opspec.conform import preconditions
 from opspec.spec.model import CoreOp, Opset, canonical_op_name
 from opspec.testing import kernel_errors, strategies
 from opspec.testing.strategies import Call
@@ -41,12 +42,6 @@ SYMBOLIC: dict[str, Callable] = {
     "aten::sym_size.int": lambda x, dim: x.size(dim),
     "aten::sym_storage_offset": lambda x: x.storage_offset(),
     "aten::sym_stride.int": lambda x, dim: x.stride(dim),
-}
-
-# Preconditions the eager kernel does not check, so drawn calls that break them are
-# undefined behaviour rather than tests: _local_scalar_dense reads element 0 of any tensor.
-PRECONDITIONS: dict[str, Callable[[Call], bool]] = {
-    "aten::_local_scalar_dense": lambda call: call.args[0].numel() == 1,
 }
 
 
@@ -289,9 +284,8 @@ def draw(op: CoreOp, dtype: str, device: str, *, max_examples: int, max_compiles
 
 def _accepted(op: CoreOp, examples: list[Example], device: str,
               refusals: list[BaseException] | None = None) -> list[Example]:
-    precondition = PRECONDITIONS.get(op.name, lambda call: True)
     refusals = [] if refusals is None else refusals
-    return [example for example in examples if precondition(example.call)
+    return [example for example in examples if preconditions.defined(example.call)
             and (device == "cpu" or _cpu_accepts(example, refusals)) and _eager_accepts(example, refusals)]
 
 
