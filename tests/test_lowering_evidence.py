@@ -122,6 +122,27 @@ def test_each_case_is_judged_by_who_ran_it():
     assert cpu["aten::add.Tensor"].reason() == "ATen kernel: aten::add.Tensor ran instead in int64"
 
 
+
+def test_a_tie_between_classes_is_settled_the_same_in_every_process():
+    """Two dtypes fell back one way and two the other: the class must not follow the set's hash order
+    (it did, and the manifest regenerated differently from one process to the next)."""
+    import subprocess
+    import sys
+
+    code = """
+import json, sys
+from opspec.conform import lowering_evidence
+record = lambda dtype, executed: {"op": "aten::scatter.src", "device": "cuda", "dtype": dtype, "executed": executed,
+                                  "outcome": "pass", "evidence": {"pytorch_ops": ["aten::scatter_.src"]}}
+report = {"device": "cuda", "results": [record("bool", "partial"), record("int64", "partial"),
+                                        record("complex64", "pytorch"), record("complex128", "pytorch")]}
+print(lowering_evidence.verdicts(report)["aten::scatter.src"]["cuda"].kind)
+"""
+    kinds = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout.strip()
+             for seed in range(6)}
+    assert kinds == {"aten-kernel"}
+
 STATIC = {"opset": "2026.11", "backend": "toy", "measured_with": "torch 2.13.0, by hand",
           "lowered": ["aten::abs", "aten::mm", {"op": "aten::cos", "note": "a lowering"}],
           "fallback": [{"op": "aten::exp", "reason": "no exp unit"}, {"op": "aten::topk", "reason": "make_fallback"}]}

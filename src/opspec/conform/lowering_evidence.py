@@ -91,7 +91,8 @@ def verdicts(report: dict[str, Any], extern: Iterable[str] = ()) -> dict[str, di
             kinds = [v[1] for v in fell_back.values()]
             ran = tuple(dict.fromkeys(name for v in fell_back.values() for name in v[2]))
             partly = tuple(sorted(fell_back)) if len(fell_back) < len(by_dtype) else ()
-            verdict = Verdict("fallback", max(set(kinds), key=kinds.count), ran, partly)
+            # the most common class; a tie goes to the first name in order, not to the set's hash order
+            verdict = Verdict("fallback", max(sorted(set(kinds)), key=kinds.count), ran, partly)
         found.setdefault(op, {})[device] = verdict
     return found
 
