@@ -458,12 +458,13 @@ def test_zoo_shortcut_without_its_library(capsys):
 
 
 def test_per_device_facts_decide_lowered(opset):
-    """cumsum: Inductor lowers it to a scan on CUDA, but its CPU code calls the ATen kernel."""
+    """cumsum: Inductor lowers it to a scan on CUDA (all but complex), but its CPU code calls the ATen kernel."""
     inductor = manifests.load_manifest(manifests.manifest_path("inductor"))
     assert "cpu" in inductor.devices
-    assert inductor.status("aten::cumsum", "cpu")[0] == "fallback"
+    assert inductor.status("aten::cumsum", "cpu", dtype="float32")[0] == "fallback"
     assert "aten::cumsum ran instead" in inductor.status("aten::cumsum", "cpu")[1]
-    assert inductor.status("aten::cumsum", "cuda")[0] == "lowered"
+    assert inductor.status("aten::cumsum", "cuda", dtype="float32")[0] == "lowered"
+    assert inductor.status("aten::cumsum", "cuda", dtype="complex64")[0] == "fallback"
     float32 = {"aten::cumsum": frozenset({"float32"}), "aten::add.Tensor": frozenset({"float32"})}
     report = coverage.classify(Counter({"aten::cumsum": 1, "aten::add.Tensor": 1}), opset, [inductor], device="cpu",
                                dtypes=float32)
@@ -471,7 +472,9 @@ def test_per_device_facts_decide_lowered(opset):
     # add.Tensor runs in PyTorch for complex64 only: calls of unknown dtype may be those
     assert coverage.classify(Counter({"aten::add.Tensor": 1}), opset, [inductor], device="cpu").not_lowered("inductor") \
         == ["aten::add.Tensor"]
-    assert coverage.classify(Counter({"aten::cumsum": 1}), opset, [inductor], device="cuda").exit_code == 0
+    assert coverage.classify(Counter({"aten::cumsum": 1}), opset, [inductor], device="cuda", dtypes=float32).exit_code == 0
+    # of unknown dtype, a cumsum call on CUDA may be a complex one, which falls back
+    assert coverage.classify(Counter({"aten::cumsum": 1}), opset, [inductor], device="cuda").exit_code == 1
 
 
 def test_assertions_have_measured_verdicts(opset):
