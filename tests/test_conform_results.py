@@ -40,6 +40,25 @@ def replayed(records: list[dict]) -> list[dict]:
         or zlib.crc32(f"{r['op']} {r['dtype']} {r['device']}".encode()) % SAMPLED == 0)]
 
 
+# Failures that need the case's earlier programs in the same process: a repro replays one program, so these
+# replay by running their whole case (op, dtype, the report's settings) instead
+WHOLE_CASE = {
+    ("openvino-cpu", "aten::index_put", "float64"):
+        "OpenVINO fails with \"sources must not be empty for symbol s75\" after the case's earlier compiles in the "
+        "process; the failing program alone is a fallback (measured 2026-11-28)",
+}
+
+
+def replays_whole_case(stem: str, record: dict) -> dict:
+    from opspec.conform.cases import Case
+    from opspec.conform.runner import CaseRunner, Settings
+
+    head = json.loads((ROOT / "conformance" / "results" / f"{stem}.json").read_text())
+    settings = Settings(backend=head["backend"]["name"], opset=head["opset"], max_examples=head["max_examples"],
+                        max_compiles=head["max_compiles"], seed=head["seed"], dynamic=head["dynamic"])
+    return CaseRunner(settings).run(Case(record["op"], record["dtype"], record["device"]))
+
+
 def repros() -> list:
     return [pytest.param(stem, record, id=f"{stem}:{record['op']}-{record['dtype']}")
             for stem, report in committed() for record in replayed(report["results"])]
@@ -69,7 +88,10 @@ def test_every_committed_repro_replays_its_verdict(tmp_path, stem, record):
     path.write_text(record["repro"])
     loaded = replay.load_repro(str(path))
     try:
-        got = replay.verdict(loaded["CASE"], loaded["program"], loaded["args"], loaded["kwargs"])
+        if (stem, record["op"], record["dtype"]) in WHOLE_CASE:
+            got = replays_whole_case(stem, record)
+        else:
+            got = replay.verdict(loaded["CASE"], loaded["program"], loaded["args"], loaded["kwargs"])
     except backends.MissingExtra as err:
         pytest.skip(str(err))
     if record["outcome"] == "unverified":  # nothing told who computed it: one program's replay may tell more
