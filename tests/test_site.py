@@ -321,6 +321,10 @@ def test_rules_index_and_scoreboard_from_the_data(repo_pages):
         assert f"reports/{report.stem}.md" in generated.pages
         if data["backend"].get("build"):  # a build unlike a plain run is said on the report's page
             assert f"| Built | {sanitize.cell(data['backend']['build'])} |" in generated.pages[f"reports/{report.stem}.md"]
+        for splice in data.get("spliced", ()):  # each later re-run spliced in is named on the report's page
+            page = generated.pages[f"reports/{report.stem}.md"]
+            line = next(line for line in page.splitlines() if line.startswith("| Run again later and spliced in |"))
+            assert sanitize.cell(f"{splice['cases']} cases of {splice['ops'][0].removeprefix('aten::')}") in line
     assert "no figure" in board and "tautology" in board  # aot_eager's 100% is explained, not shown
 
 

@@ -78,3 +78,31 @@ def test_a_case_the_report_does_not_hold_is_refused(tmp_path, published, capsys)
     assert splice_report.main([str(published), str(path)]) == 2
     assert "aten::argmin float64 cuda is not a case of the report" in capsys.readouterr().err
     assert published.read_bytes() == before
+
+
+def test_the_report_names_each_rerun_spliced_into_it(tmp_path, published):
+    path, rerun = rerun_of(tmp_path, {"aten::argmin", "aten::argmax"}, duration_s=12.5, device_name="Another CPU")
+    assert splice_report.main([str(published), str(path)]) == 0
+    assert splice_report.main([str(published), str(path)]) == 0
+    after = json.loads(published.read_text())
+    validate(after)
+    earlier = json.loads(PUBLISHED.read_text()).get("spliced", [])  # the published report's own splices stay first
+    assert after["spliced"][:len(earlier)] == earlier and len(after["spliced"]) == len(earlier) + 2
+    first, second = after["spliced"][len(earlier):]
+    assert first["ops"] == ["aten::argmax", "aten::argmin"] and first["cases"] == len(rerun["results"])
+    assert first["duration_s"] == 12.5 and first["device_name"] == "Another CPU" and first["measured"].endswith("Z")
+    assert second["cases"] == first["cases"]
+    # the header's own machine and duration stay the first run's
+    assert after["duration_s"] == json.loads(PUBLISHED.read_text())["duration_s"]
+
+
+def test_a_spliced_report_is_another_run_in_the_history(tmp_path, published):
+    from opspec.reports import history
+
+    before = history.from_report(json.loads(published.read_text()), str(published), "2026-11-28T00:00:00Z")
+    path, _ = rerun_of(tmp_path, {"aten::argmin"})
+    assert splice_report.main([str(published), str(path)]) == 0
+    after = history.from_report(json.loads(published.read_text()), str(published), "2026-11-28T01:00:00Z")
+    assert after.spliced == before.spliced + 1
+    assert history.identity(after) != history.identity(before)
+    assert history.Run.from_dict(after.to_dict()).spliced == after.spliced

@@ -4,7 +4,7 @@ Maintainer script. Every commit that changed ``conformance/results/BACKEND-DEVIC
 (that exact path: copies from other reports are not followed) holds one published
 version of the report. Versions are grouped into runs by what identifies a run in the
 header (opset, torch, backend version, dtypes, case count and the run's own
-``duration_s``): a later commit that only re-triaged the same run (expectations
+``duration_s``, and how many re-runs were spliced in): a later commit that only re-triaged the same run (expectations
 applied again, paths renamed) is the same run. Each run is dated by the commit that
 first published it (its author date: a rebase moves the committer date) and keeps the verdicts of the last commit that published it;
 both commits are recorded as its source. A run the history already holds (archived
@@ -47,7 +47,7 @@ def run_identity(report: dict) -> tuple:
     backend = report.get("backend")
     version = backend.get("version") if isinstance(backend, dict) else ""
     return (report.get("opset"), report.get("torch"), version, tuple(report.get("dtypes") or ()),
-            len(report.get("results") or ()), report.get("duration_s"))
+            len(report.get("results") or ()), report.get("duration_s"), len(report.get("spliced") or ()))
 
 
 def runs_of(path: Path) -> tuple[list[history.Run], list[str]]:

@@ -8,7 +8,8 @@ and splice them in, instead of re-running every case. Each re-run must have
 tested what the report tested (the header keys ``opspec report merge`` requires
 to agree, except which ops ran), and every case it holds must be one of the
 report's. Its records replace the report's records of the same cases; the rest,
-and the header (the machine, the duration), stay the report's own. The result is
+and the header (the machine, the duration), stay the report's own; the header's
+``spliced`` list names each re-run (its ops, cases, when and where it ran). The result is
 judged with today's expectations (:mod:`opspec.conform.rejudge`) and written in
 place; one line says which cases changed status. Bad input is one line and exit 2,
 with nothing written.
@@ -16,6 +17,7 @@ with nothing written.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from collections import Counter
@@ -36,9 +38,10 @@ class SpliceError(ValueError):
 
 
 def spliced(published: dict, reruns: list[tuple[Path, dict]]) -> dict:
-    """The report with each re-run's records in place of its own."""
+    """The report with each re-run's records in place of its own, and each re-run named in its ``spliced`` list."""
     by_case = {report.case_of(r): i for i, r in enumerate(published["results"])}
     results = list(published["results"])
+    provenance = list(published.get("spliced") or ())
     for path, rerun in reruns:
         for key in merge.SAME:
             if key not in WHICH_CASES and rerun.get(key) != published.get(key):
@@ -48,7 +51,18 @@ def spliced(published: dict, reruns: list[tuple[Path, dict]]) -> dict:
             if case not in by_case:
                 raise SpliceError(f"{path}: {case.op} {case.dtype} {case.device} is not a case of the report")
             results[by_case[case]] = record
-    return {**published, "results": results}
+        provenance.append(provenance_of(path, rerun))
+    return {**published, "spliced": provenance, "results": results}
+
+
+def provenance_of(path: Path, rerun: dict) -> dict:
+    """What the report says of a re-run spliced into it: which ops, how many cases, when and where they ran."""
+    written = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
+    entry = {"ops": sorted({r["op"] for r in rerun["results"]}), "cases": len(rerun["results"]),
+             "measured": written.strftime("%Y-%m-%dT%H:%M:%SZ"), "duration_s": rerun.get("duration_s")}
+    if rerun.get("device_name"):
+        entry["device_name"] = rerun["device_name"]
+    return entry
 
 
 def changes(before: dict, after: dict) -> list[str]:

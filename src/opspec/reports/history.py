@@ -42,6 +42,7 @@ class Run:
     duration_s: float | None = None
     source: dict[str, str] = field(default_factory=dict)
     path: str = ""
+    spliced: int = 0  # later partial re-runs spliced into the report: with each, the report is another run
 
     @property
     def key(self) -> str:
@@ -79,6 +80,8 @@ class Run:
             "duration_s": self.duration_s, "summary": self.summary(),
             "cases": dict(sorted(self.cases.items())),
         }
+        if self.spliced:
+            data["spliced"] = self.spliced
         return data
 
     @classmethod
@@ -86,7 +89,8 @@ class Run:
         return cls(backend=data["backend"], device=data["device"], opset=data["opset"], torch=data["torch"],
                    date=data["date"], cases=dict(data["cases"]), backend_version=data.get("backend_version", ""),
                    opspec=data.get("opspec", ""), dtypes=tuple(data.get("dtypes", ())),
-                   duration_s=data.get("duration_s"), source=dict(data.get("source", {})), path=path)
+                   duration_s=data.get("duration_s"), source=dict(data.get("source", {})), path=path,
+                   spliced=int(data.get("spliced", 0)))
 
 
 def case_key(record: dict[str, Any], device: str) -> str:
@@ -118,6 +122,7 @@ def from_report(data: Any, where: str, date: str, source: dict[str, str] | None 
         opspec=str(data.get("opspec", "")), dtypes=tuple(d for d in data.get("dtypes") or () if isinstance(d, str)),
         duration_s=float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
         source=dict(source or {}),
+        spliced=len(data["spliced"]) if isinstance(data.get("spliced"), list) else 0,
     )
 
 
@@ -161,7 +166,7 @@ def write(run: Run, folder: Path) -> Path:
 def identity(run: Run) -> tuple:
     """What identifies a run apart from its verdicts: a run judged again (expectations, today's rules) keeps it."""
     return (run.backend, run.device, run.opset, run.torch, run.backend_version, run.dtypes, sorted(run.cases),
-            run.duration_s)
+            run.duration_s, run.spliced)
 
 
 def record(run: Run, folder: Path) -> Path:

@@ -70,6 +70,7 @@ class Report:
     runtime: str = ""  # the backend's runtime outside its target, when it has one
     build: str = ""  # how its code was built unlike a plain run (inductor: patterned uninitialized locals)
     executed: dict[str, int] = field(default_factory=dict)  # cases by who computed the op, when the report counts them
+    spliced: tuple[str, ...] = ()  # later partial re-runs whose records replaced the first run's, one line each
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,17 @@ def _report(data: dict, path: Path, backend: str, manifests: dict[str, str]) -> 
         target=_text(about, ("target",)), runtime=_text(about, ("runtime",)), build=_text(about, ("build",)),
         executed={k: v for k, v in data["executed"].items() if isinstance(v, int) and not isinstance(v, bool) and v}
         if isinstance(data.get("executed"), dict) else {},
+        spliced=tuple(_splice_line(entry) for entry in data.get("spliced") or () if isinstance(entry, dict))
+        if isinstance(data.get("spliced"), list) else (),
     )
+
+
+def _splice_line(entry: dict) -> str:
+    """One re-run spliced into a report: how many cases of which ops, when, where."""
+    ops = [str(op).removeprefix("aten::") for op in entry.get("ops") or ()]
+    named = ", ".join(ops[:6]) + (f" and {len(ops) - 6} more" if len(ops) > 6 else "")
+    where = ", ".join(str(x) for x in (str(entry.get("measured", ""))[:10], entry.get("device_name")) if x)
+    return f"{entry.get('cases', '?')} cases of {named}" + (f" ({where})" if where else "")
 
 
 def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
