@@ -45,6 +45,9 @@ SYMBOLIC: dict[str, Callable] = {
 }
 
 
+# the calls whose result torch defines, by op (opspec.conform.preconditions), as other suites ask for them here
+PRECONDITIONS = preconditions.PRECONDITIONS
+
 @dataclass(frozen=True)
 class Case:
     op: str
