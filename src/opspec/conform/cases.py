@@ -44,9 +44,9 @@ SYMBOLIC: dict[str, Callable] = {
     "aten::sym_stride.int": lambda x, dim: x.stride(dim),
 }
 
-
 # the calls whose result torch defines, by op (opspec.conform.preconditions), as other suites ask for them here
 PRECONDITIONS = preconditions.PRECONDITIONS
+
 
 @dataclass(frozen=True)
 class Case:

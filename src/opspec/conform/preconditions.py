@@ -9,17 +9,11 @@ to the kernel.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 
 from opspec.testing.strategies.call import Call
-
-
-def _argument(call: Call, position: int, name: str, default: Any) -> Any:
-    if name in call.kwargs:
-        return call.kwargs[name]
-    return call.args[position] if position < len(call.args) else default
 
 
 def _written_once(counts: Callable[[], torch.Tensor]) -> bool:
@@ -31,9 +25,9 @@ def _written_once(counts: Callable[[], torch.Tensor]) -> bool:
 
 def _index_put_defined(call: Call) -> bool:
     """torch.Tensor.index_put_: with accumulate=False, duplicate indices leave the winner undefined."""
-    if _argument(call, 3, "accumulate", False):
+    if call.argument(3, "accumulate", False):
         return True
-    self, indices = call.args[0], _argument(call, 1, "indices", [])
+    self, indices = call.args[0], call.argument(1, "indices", [])
     indices = [None if i is None else i.cpu() for i in indices]
     ones = torch.ones((), dtype=torch.int64)
     return _written_once(lambda: torch.ops.aten.index_put_.default(
@@ -42,7 +36,7 @@ def _index_put_defined(call: Call) -> bool:
 
 def _scatter_src_defined(call: Call) -> bool:
     """torch.Tensor.scatter_: where index names one position twice, which src element lands is undefined."""
-    self, dim, index = call.args[0], _argument(call, 1, "dim", 0), _argument(call, 2, "index", None)
+    self, dim, index = call.args[0], call.argument(1, "dim", 0), call.argument(2, "index", None)
     return _written_once(lambda: torch.zeros(self.shape, dtype=torch.int64).scatter_add_(
         dim, index.cpu(), torch.ones(index.shape, dtype=torch.int64)))
 
@@ -50,7 +44,7 @@ def _scatter_src_defined(call: Call) -> bool:
 def _topk_defined(call: Call) -> bool:
     """topk of a 0-d tensor with k = 0: the CPU kernel returns the input, the CUDA kernel (torch 2.11)
     a tensor it never wrote (other values on every run)."""
-    return not (call.args[0].dim() == 0 and _argument(call, 1, "k", None) == 0)
+    return not (call.args[0].dim() == 0 and call.argument(1, "k", None) == 0)
 
 
 PRECONDITIONS: dict[str, Callable[[Call], bool]] = {

@@ -112,11 +112,6 @@ def resized(candidate, reference, example) -> compare.Comparison:
     return compare.compare(result.detach().reshape(-1)[:kept].cpu(), reference[0].detach().reshape(-1)[:kept].cpu())
 
 
-def _argument(example: Example, position: int, name: str, default: Any) -> Any:
-    call = example.call
-    return call.args[position] if len(call.args) > position else call.kwargs.get(name, default)
-
-
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Equal element for element, NaN equal to NaN."""
     return bool(((a == b) | (torch.isnan(a) & torch.isnan(b)) if a.is_floating_point() or a.is_complex()
@@ -156,14 +151,14 @@ def _picked(candidate, reference, example: Example, dim: int, ordered: bool, dis
 def sorted_any_tie_order(candidate, reference, example) -> compare.Comparison:
     """sort: the sorted values, and indices that point at them, each once; the order of equal values' indices is
     not part of the contract (stable=True, another overload, is what promises it)."""
-    return _picked(candidate, reference, example, _argument(example, 1, "dim", -1), True, "appears twice")
+    return _picked(candidate, reference, example, example.call.argument(1, "dim", -1), True, "appears twice")
 
 
 def top_k_any_tie_order(candidate, reference, example) -> compare.Comparison:
     """topk: the k values eager picks (in its order when sorted=True), and indices that point at them, each once;
     which of several equal values are picked is not part of the contract."""
-    return _picked(candidate, reference, example, _argument(example, 2, "dim", -1),
-                   bool(_argument(example, 4, "sorted", True)), "is picked twice")
+    return _picked(candidate, reference, example, example.call.argument(2, "dim", -1),
+                   bool(example.call.argument(4, "sorted", True)), "is picked twice")
 
 
 # Ops whose checker only leaves open what the contract does (which of equal values comes first): their

@@ -18,6 +18,10 @@ class Call:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
 
+    def argument(self, position: int, name: str, default: Any = None) -> Any:
+        """The argument at ``position`` in the schema, passed by position or by ``name``, else ``default``."""
+        return self.args[position] if len(self.args) > position else self.kwargs.get(name, default)
+
     def overload(self):
         from opspec.bridge.torch_ops import resolve
 
