@@ -59,6 +59,16 @@ def replays_whole_case(stem: str, record: dict) -> dict:
     return CaseRunner(settings).run(Case(record["op"], record["dtype"], record["device"]))
 
 
+@pytest.mark.parametrize("stem, report", committed(), ids=[stem for stem, _ in committed()])
+def test_committed_reports_name_their_repros_in_the_repository(stem, report):
+    """Where ``opspec conform --report conformance/results/STEM.json`` writes them, not where the run's machine did."""
+    from opspec.conform.report import case_of
+
+    stray = [r["repro_file"] for r in report["results"]
+             if r.get("repro_file") and r["repro_file"] != f"conformance/results/{stem}.repros/{case_of(r).id}.py"]
+    assert not stray, f"{len(stray)} repro paths outside conformance/results/{stem}.repros/, e.g. {stray[0]}"
+
+
 def repros() -> list:
     return [pytest.param(stem, record, id=f"{stem}:{record['op']}-{record['dtype']}")
             for stem, report in committed() for record in replayed(report["results"])]

@@ -41,6 +41,19 @@ def test_a_rerun_that_found_the_same_changes_no_status(tmp_path, published, caps
     assert f"{len(rerun['results'])} cases spliced, 0 changed status" in capsys.readouterr().out
 
 
+def test_spliced_repros_are_written_beside_the_report_and_named_there(tmp_path, published):
+    path, rerun = rerun_of(tmp_path, {"aten::atan2.out", "aten::native_dropout"})
+    for record in rerun["results"]:
+        if record.get("repro"):
+            record["repro_file"] = f"/elsewhere/rerun.repros/{record['op']}.py"  # where the re-run's machine wrote it
+    path.write_text(json.dumps(rerun))
+    assert splice_report.main([str(published), str(path)]) == 0
+    spliced = [r for r in json.loads(published.read_text())["results"]
+               if r["op"] in ("aten::atan2.out", "aten::native_dropout") and r.get("repro")]
+    assert spliced and all(Path(r["repro_file"]).parent == published.with_suffix(".repros")
+                           and Path(r["repro_file"]).read_text() == r["repro"] for r in spliced)
+
+
 def test_a_rerun_that_fails_a_case_changes_that_case_and_the_counts(tmp_path, published, capsys):
     path, rerun = rerun_of(tmp_path, {"aten::argmin"})
     record = next(r for r in rerun["results"] if r["status"] == "pass")

@@ -7,7 +7,8 @@ just those ops (``opspec conform --backend B --isolate --dtypes all --ops OPS``)
 and splice them in, instead of re-running every case. Each re-run must have
 tested what the report tested (the header keys ``opspec report merge`` requires
 to agree, except which ops ran), and every case it holds must be one of the
-report's. Its records replace the report's records of the same cases; the rest,
+report's. Its records replace the report's records of the same cases (their repros
+written beside the report, REPORT.repros/CASE.py); the rest,
 and the header (the machine, the duration), stay the report's own; the header's
 ``spliced`` list names each re-run (its ops, cases, when and where it ran). The result is
 judged with today's expectations (:mod:`opspec.conform.rejudge`) and written in
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError, LookupError) as err:
         print(f"{args.report}: not spliced: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
-    report.write(args.report, final)
+    merge.write(args.report, final)  # each record's repro beside the report, as a run or a merge writes it
     changed = changes(published, final)
     judged = Counter(r["status"] for r in final["results"])
     print(f"{args.report.name}: {sum(len(r['results']) for _, r in reruns)} cases spliced, "
