@@ -66,7 +66,8 @@ def test_committed_reports_name_their_repros_in_the_repository(stem, report):
 
     stray = [r["repro_file"] for r in report["results"]
              if r.get("repro_file") and r["repro_file"] != f"conformance/results/{stem}.repros/{case_of(r).id}.py"]
-    assert not stray, f"{len(stray)} repro paths outside conformance/results/{stem}.repros/, e.g. {stray[0]}"
+    assert not stray, (f"{len(stray)} repro paths outside conformance/results/{stem}.repros/, e.g. {stray[0]}: "
+                       f"publish the report with `python tools/splice_report.py conformance/results/{stem}.json`")
 
 
 def repros() -> list:

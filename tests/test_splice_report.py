@@ -54,6 +54,22 @@ def test_spliced_repros_are_written_beside_the_report_and_named_there(tmp_path, 
                            and Path(r["repro_file"]).read_text() == r["repro"] for r in spliced)
 
 
+def test_without_a_rerun_the_report_is_judged_again_and_its_repros_brought_beside_it(tmp_path, published, capsys):
+    before = json.loads(published.read_text())
+    for record in before["results"]:
+        if record.get("repro_file"):
+            record["repro_file"] = f"/scratch/elsewhere.repros/{Path(record['repro_file']).name}"
+    published.write_text(json.dumps(before))
+    assert splice_report.main([str(published)]) == 0
+    after = json.loads(published.read_text())
+    assert [r["status"] for r in after["results"]] == [r["status"] for r in before["results"]]
+    assert after.get("spliced") == before.get("spliced")  # nothing spliced, nothing named
+    moved = [r for r in after["results"] if r.get("repro_file")]
+    assert moved and all(Path(r["repro_file"]).parent == published.with_suffix(".repros")
+                         and Path(r["repro_file"]).read_text() == r["repro"] for r in moved)
+    assert "0 cases spliced, 0 changed status" in capsys.readouterr().out
+
+
 def test_a_rerun_that_fails_a_case_changes_that_case_and_the_counts(tmp_path, published, capsys):
     path, rerun = rerun_of(tmp_path, {"aten::argmin"})
     record = next(r for r in rerun["results"] if r["status"] == "pass")

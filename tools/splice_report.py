@@ -1,6 +1,6 @@
 """Put the cases of a partial re-run into a published report, then judge the report again (nothing is run).
 
-    python tools/splice_report.py REPORT.json RERUN.json [RERUN.json ...]
+    python tools/splice_report.py REPORT.json [RERUN.json ...]
 
 For when new special-case rows or edges change what a few ops are held to: run
 just those ops (``opspec conform --backend B --isolate --dtypes all --ops OPS``)
@@ -14,6 +14,10 @@ and the header (the machine, the duration), stay the report's own; the header's
 judged with today's expectations (:mod:`opspec.conform.rejudge`) and written in
 place; one line says which cases changed status. Bad input is one line and exit 2,
 with nothing written.
+
+With no re-run it only judges the report again and writes its repros beside it: how
+a report run elsewhere (a GPU machine, a scratch folder) is published, its records
+naming the repository's repros instead of the paths of the machine that ran it.
 """
 from __future__ import annotations
 
@@ -53,7 +57,7 @@ def spliced(published: dict, reruns: list[tuple[Path, dict]]) -> dict:
                 raise SpliceError(f"{path}: {case.op} {case.dtype} {case.device} is not a case of the report")
             results[by_case[case]] = record
         provenance.append(provenance_of(path, rerun))
-    return {**published, "spliced": provenance, "results": results}
+    return {**published, **({"spliced": provenance} if provenance else {}), "results": results}
 
 
 def provenance_of(path: Path, rerun: dict) -> dict:
@@ -76,7 +80,7 @@ def changes(before: dict, after: dict) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("report", type=Path)
-    parser.add_argument("reruns", nargs="+", type=Path)
+    parser.add_argument("reruns", nargs="*", type=Path)
     args = parser.parse_args(argv)
     try:
         published = json.loads(args.report.read_text(encoding="utf-8"))
