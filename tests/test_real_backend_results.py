@@ -65,11 +65,11 @@ def test_every_case_that_does_not_pass_is_triaged_and_blamed_outside_opspec(back
 def test_every_expectation_matches_a_failing_case(backend):
     report = report_of(backend)
     path = EXPECTATIONS / f"{backend}.yaml"
-    loaded = expectations_mod.read(path, cached_opset(report["opset"]), report["torch"])
+    loaded = expectations_mod.read(path, cached_opset(report["opset"]), report["torch"], report["device_name"])
     assert not loaded.warnings
     cases = {Case(r["op"], r["dtype"], r["device"]): r for r in report["results"]}
     for entry in loaded.entries:
-        matched = [record for case, record in cases.items() if entry.matches(case, report["torch"])]
+        matched = [record for case, record in cases.items() if entry.matches(case, report["torch"], report["device_name"])]
         assert matched, f"{entry.where}: matches no case of the report"
         assert entry.attribution in ("backend", "frontend"), f"{entry.where}: attribution {entry.attribution!r}"
         if entry.status == "xfail":

@@ -3,7 +3,9 @@
 ``conformance/expectations/NAME.yaml``, schema ``expectations.schema.json``.
 Entries match a case by fnmatch globs over the op (with or without ``aten::``),
 the dtype and the device, and by a PEP 440 specifier over the installed torch
-(``torch: "<2.14"``); the first entry that matches applies. A pattern that matches
+(``torch: "<2.14"``), and by globs over the name of the hardware the case runs on
+(``hardware: ["Intel(R) Xeon(R)*"]``: the CPU's model or the GPU's name, as reports
+record it in ``device_name``); the first entry that matches applies. A pattern that matches
 no op of the opset is a warning, with its file and line. An xfail entry whose cases
 pass is stale: each case says so, and :func:`stale` sums it up per entry and device.
 """
@@ -17,6 +19,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 
 from opspec.bridge import versions
+from opspec.conform import hardware
 from opspec.conform.cases import Case, op_matches
 from opspec.conform.lowering import shown
 from opspec.spec import load, resources, yamlio
@@ -35,15 +38,18 @@ class Expectation:
     devices: tuple[str, ...] = ()
     torch: SpecifierSet | None = None  # None: every torch version
     tests: tuple[str, ...] = ()  # the decomposition suite's tests it is for (values, closure, random_rule); all when empty
+    hardware: tuple[str, ...] = ()  # globs over the hardware's name; all hardware when empty
     link: str = ""
     attribution: str = ""  # backend | frontend | opspec, where the file says
     where: str = ""  # file:line, for messages
 
-    def matches(self, case: Case, torch_version: str) -> bool:
+    def matches(self, case: Case, torch_version: str, hardware_name: str = "") -> bool:
         return (op_matches(case.op, self.op)
                 and (not self.dtypes or any(fnmatch.fnmatchcase(case.dtype, d) for d in self.dtypes))
                 and (not self.devices or case.device in self.devices)
-                and (self.torch is None or specifier_holds(self.torch, torch_version)))
+                and (self.torch is None or specifier_holds(self.torch, torch_version))
+                and (not self.hardware or any(fnmatch.fnmatchcase(machine, h) for h in self.hardware
+                                              for machine in hardware_name.split(hardware.JOINED))))
 
     def as_dict(self) -> dict[str, Any]:
         entry = {"status": self.status, "reason": self.reason, "where": self.where}
@@ -51,6 +57,8 @@ class Expectation:
             entry["link"] = self.link
         if self.torch is not None:
             entry["torch"] = str(self.torch)
+        if self.hardware:
+            entry["hardware"] = list(self.hardware)
         if self.attribution:
             entry["attribution"] = self.attribution
         return entry
@@ -62,10 +70,12 @@ class Expectations:
     path: str = ""
     warnings: tuple[str, ...] = ()
     torch_version: str = ""  # the torch the entries are matched against (the installed one)
+    hardware_name: str = ""  # the hardware they are matched against; empty: this machine's, for the case's device
 
     def lookup(self, case: Case) -> Expectation | None:
         version = self.torch_version or versions.installed()
-        return next((e for e in self.entries if e.matches(case, version)), None)
+        machine = self.hardware_name or (hardware.name(case.device) if any(e.hardware for e in self.entries) else "")
+        return next((e for e in self.entries if e.matches(case, version, machine)), None)
 
 
 expectations_dir = resources.expectations_dir
@@ -76,10 +86,11 @@ def default_path(backend: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def read(path: Path, opset: Opset, torch_version: str | None = None) -> Expectations:
+def read(path: Path, opset: Opset, torch_version: str | None = None, hardware_name: str = "") -> Expectations:
     """Parse, schema-check and resolve one file; OpsetError (file:line: message) when it is unusable.
 
-    Entries are matched against ``torch_version`` (default: the installed torch)."""
+    Entries are matched against ``torch_version`` (default: the installed torch) and
+    ``hardware_name`` (default: this machine's hardware for each case's device)."""
     data = load.read_checked(path, SCHEMA, "expectations")
     entries, warnings, problems = [], [], []
     names = [op.name for op in opset.active_ops()]
@@ -93,6 +104,7 @@ def read(path: Path, opset: Opset, torch_version: str | None = None) -> Expectat
         entry = Expectation(op=item["op"], status=item["status"], reason=item["reason"],
                             dtypes=tuple(item.get("dtypes", ())), devices=tuple(item.get("devices", ())),
                             torch=torch_range, tests=tuple(item.get("tests", ())), link=item.get("link", ""),
+                            hardware=tuple(item.get("hardware", ())),
                             attribution=item.get("attribution", ""),
                             where=f"{shown(Path(mark.path))}:{mark.line}")
         if not any(op_matches(name, entry.op) for name in names):
@@ -100,7 +112,7 @@ def read(path: Path, opset: Opset, torch_version: str | None = None) -> Expectat
         entries.append(entry)
     if problems:
         raise OpsetError(problems)
-    return Expectations(tuple(entries), str(path), tuple(warnings), torch_version or versions.installed())
+    return Expectations(tuple(entries), str(path), tuple(warnings), torch_version or versions.installed(), hardware_name)
 
 
 def apply(record: dict[str, Any], expectation: Expectation | None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from opspec.conform import expectations, lowering, report
+from opspec.conform import expectations, hardware, lowering, report
 from opspec.conform.cases import Case
 from opspec.conform.runner import cached_opset
 from opspec.spec import atomic
@@ -67,7 +67,7 @@ def merge(paths: list[Path]) -> tuple[dict[str, Any], list[str]]:
     head = {key: value for key, value in first.items()
             if key not in ("shard", "$schema", "warnings", "duration_s", "jobs", "shuffle")}
     if "device_name" in head:
-        head["device_name"] = " | ".join(sorted({str(h["device_name"]) for _, h, _ in parts if h.get("device_name")}))
+        head["device_name"] = hardware.JOINED.join(sorted({str(h["device_name"]) for _, h, _ in parts if h.get("device_name")}))
     head["parts"] = [{"report": str(path), "shard": _shard_text(h), "cases": len(r),
                       **{key: h[key] for key in PER_PART if key in h}} for path, h, r in parts]
     kept = [w for _, h, _ in parts for w in h.get("warnings", []) if not _computed_warning(w)]

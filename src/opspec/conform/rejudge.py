@@ -74,8 +74,9 @@ def _level(found: dict[str, Any], recorded: dict[str, Any], declaration: Declara
 def rejudge(previous: dict[str, Any], declaration: Declaration | None, expectations_path: Path | None,
             opset) -> dict[str, Any]:
     """The report ``previous`` judged again: records, summary, counts and warnings rebuilt."""
-    expected = expectations_mod.read(expectations_path, opset, previous.get("torch")) if expectations_path \
-        else expectations_mod.Expectations()
+    # matched against the torch and the hardware the report ran on, not this machine's
+    expected = expectations_mod.read(expectations_path, opset, previous.get("torch"), previous.get("device_name") or "") \
+        if expectations_path else expectations_mod.Expectations()
     head = {key: value for key, value in previous.items() if key not in COMPUTED}
     if declaration is not None and isinstance(head.get("backend"), dict):
         head["backend"] = {**head["backend"], "target": declaration.target,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, TextIO
 
 from opspec import __version__
+from opspec.conform import hardware
 from opspec.conform import lowering as lowering_mod
 from opspec.conform.attribution import BLAME
 from opspec.conform.backends import registry
@@ -51,7 +52,7 @@ def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: i
         "platform": platform.platform(terse=True),
         "backend": backend,
         "device": device,
-        "device_name": device_name(device),
+        "device_name": hardware.name(device),
         "opset": opset,
         "seed": seed,
         "max_examples": max_examples,
@@ -64,21 +65,6 @@ def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: i
         "dynamic": dynamic,
         "special_cases": special_cases,
     }
-
-
-def device_name(device: str) -> str:
-    """The hardware the cases ran on: the GPU's name, or the CPU's model."""
-    import torch
-
-    if device == "cuda" and torch.cuda.is_available():
-        return torch.cuda.get_device_name()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 class Journal:
