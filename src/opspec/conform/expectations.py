@@ -12,6 +12,7 @@ pass is stale: each case says so, and :func:`stale` sums it up per entry and dev
 from __future__ import annotations
 
 import fnmatch
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,9 +73,13 @@ class Expectations:
     torch_version: str = ""  # the torch the entries are matched against (the installed one)
     hardware_name: str = ""  # the hardware they are matched against; empty: this machine's, for the case's device
 
+    @functools.cached_property
+    def _limited_by_hardware(self) -> bool:  # once per file, not once per case
+        return any(e.hardware for e in self.entries)
+
     def lookup(self, case: Case) -> Expectation | None:
         version = self.torch_version or versions.installed()
-        machine = self.hardware_name or (hardware.name(case.device) if any(e.hardware for e in self.entries) else "")
+        machine = self.hardware_name or (hardware.name(case.device) if self._limited_by_hardware else "")
         return next((e for e in self.entries if e.matches(case, version, machine)), None)
 
 
