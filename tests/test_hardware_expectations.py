@@ -76,3 +76,18 @@ def test_a_report_is_judged_against_the_hardware_it_ran_on(machine, status):
     judged = rejudge.rejudge(report, declaration, ROOT / report["expectations"], cached_opset(report["opset"]))
     (record,) = [r for r in judged["results"] if (r["op"], r["dtype"]) == ("aten::rsqrt", "float16")]
     assert record["outcome"] == "fail" and record["status"] == status
+
+
+@pytest.mark.parametrize("header, case_machine, status", [(XEON, EPYC, "fail"), (EPYC, XEON, "xfail")])
+def test_a_case_that_names_its_machine_is_judged_against_it(header, case_machine, status):
+    """A case spliced in from another machine, or merged from a part run on one, names it: the header's machine
+    does not decide whether an expectation limited to hardware excuses it."""
+    report = json.loads(XNNPACK.read_text())
+    report["device_name"] = header
+    for r in report["results"]:
+        if (r["op"], r["dtype"]) == ("aten::rsqrt", "float16"):
+            r["device_name"] = case_machine
+    declaration = registry.lookup("executorch-xnnpack")
+    judged = rejudge.rejudge(report, declaration, ROOT / report["expectations"], cached_opset(report["opset"]))
+    (record,) = [r for r in judged["results"] if (r["op"], r["dtype"]) == ("aten::rsqrt", "float16")]
+    assert record["outcome"] == "fail" and record["status"] == status and record["device_name"] == case_machine

@@ -135,3 +135,20 @@ def test_a_spliced_report_is_another_run_in_the_history(tmp_path, published):
     assert after.spliced == before.spliced + 1
     assert history.identity(after) != history.identity(before)
     assert history.Run.from_dict(after.to_dict()).spliced == after.spliced
+
+
+def test_a_case_run_on_another_machine_names_it(tmp_path, published):
+    header_machine = json.loads(PUBLISHED.read_text()).get("device_name")
+    path, rerun = rerun_of(tmp_path, {"aten::argmin"}, device_name="Another CPU")
+    assert splice_report.main([str(published), str(path)]) == 0
+    after = json.loads(published.read_text())
+    validate(after)
+    assert after.get("device_name") == header_machine  # the header stays the first run's
+    named = {(r["op"], r["dtype"]): r.get("device_name") for r in after["results"]}
+    assert {named[(r["op"], r["dtype"])] for r in rerun["results"]} == {"Another CPU"}
+    before = {(r["op"], r["dtype"]): r.get("device_name") for r in json.loads(PUBLISHED.read_text())["results"]}
+    assert all(named[case] == before[case] for case in named if case[0] != "aten::argmin")  # the rest as they were
+    # spliced again from the header's own machine, the cases stop naming another
+    path, _ = rerun_of(tmp_path, {"aten::argmin"}, device_name=header_machine)
+    assert splice_report.main([str(published), str(path)]) == 0
+    assert not any("device_name" in r for r in json.loads(published.read_text())["results"] if r["op"] == "aten::argmin")

@@ -77,9 +77,11 @@ class Expectations:
     def _limited_by_hardware(self) -> bool:  # once per file, not once per case
         return any(e.hardware for e in self.entries)
 
-    def lookup(self, case: Case) -> Expectation | None:
+    def lookup(self, case: Case, hardware_name: str = "") -> Expectation | None:
+        """The first entry that matches ``case``; ``hardware_name``, where given, is the machine this case ran on
+        (a case spliced in from another machine, a part of a merge) instead of the one all cases are matched against."""
         version = self.torch_version or versions.installed()
-        machine = self.hardware_name or (hardware.name(case.device) if self._limited_by_hardware else "")
+        machine = hardware_name or self.hardware_name or (hardware.name(case.device) if self._limited_by_hardware else "")
         return next((e for e in self.entries if e.matches(case, version, machine)), None)
 
 

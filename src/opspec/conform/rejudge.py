@@ -81,7 +81,9 @@ def rejudge(previous: dict[str, Any], declaration: Declaration | None, expectati
     if declaration is not None and isinstance(head.get("backend"), dict):
         head["backend"] = {**head["backend"], "target": declaration.target,
                            **({"runtime": declaration.runtime} if declaration.runtime else {})}
-    records = [expectations_mod.reapply(record(r, declaration), expected.lookup(report.case_of(r)))
+    # a record that names its own machine (spliced in, or merged from parts run on several) is matched against it
+    records = [expectations_mod.reapply(record(r, declaration),
+                                        expected.lookup(report.case_of(r), r.get("device_name", "")))
                for r in previous["results"]]
     final = report.final(head, records, order=[report.case_of(r) for r in records],
                          warnings=[*expected.warnings, *expectations_mod.stale(records)],
