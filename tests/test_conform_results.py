@@ -6,6 +6,7 @@ every one that failed, and a stable quarter of the rest, picked by a hash of the
 """
 from __future__ import annotations
 
+import functools
 import json
 import zlib
 from pathlib import Path
@@ -63,22 +64,37 @@ WHOLE_CASE = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def header(stem: str) -> dict:
+    return json.loads((ROOT / "conformance" / "results" / f"{stem}.json").read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def expectations_on(path: str, opset: str, torch_version: str, machine: str):
+    """An expectations file as a report run on ``machine`` is judged by it."""
+    from opspec.conform import expectations
+    from opspec.conform.runner import cached_opset
+
+    return expectations.read(ROOT / path, cached_opset(opset), torch_version, machine)
+
+
 def elsewhere_only(stem: str, record: dict) -> str | None:
     """Why a record cannot be replayed here: the expectation that judged it holds only on the hardware it ran on
     (``hardware:``), and this machine is other hardware, where the case's verdict is another."""
-    from opspec.conform import expectations, hardware
+    from opspec.conform import hardware
     from opspec.conform.report import case_of
-    from opspec.conform.runner import cached_opset
 
     where = (record.get("expectation") or {}).get("where")
     if not where:
         return None
-    head = json.loads((ROOT / "conformance" / "results" / f"{stem}.json").read_text())
-    path, opset, case = ROOT / where.rsplit(":", 1)[0], cached_opset(head["opset"]), case_of(record)
+    head = header(stem)
+    path, case = where.rsplit(":", 1)[0], case_of(record)
     recorded_on = record.get("device_name") or head.get("device_name") or ""
-    entry = expectations.read(path, opset, head["torch"], recorded_on).lookup(case)
+    entry = expectations_on(path, head["opset"], head["torch"], recorded_on).lookup(case)
+    if entry is None or not entry.hardware:
+        return None
     here = hardware.name(record["device"])
-    if entry is None or not entry.hardware or expectations.read(path, opset, head["torch"], here).lookup(case) == entry:
+    if expectations_on(path, head["opset"], head["torch"], here).lookup(case) == entry:
         return None
     return f"recorded on {recorded_on}, which {entry.where} limits its expectation to; this machine is {here}"
 
