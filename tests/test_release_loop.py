@@ -95,6 +95,11 @@ def write_out(path: Path, changes: list[dict]) -> None:
     path.write_text(front + "\n---\n" + body)
 
 
+# every date the loop writes is fixed, so its files do not depend on the day the test runs: a proposal drafted and
+# decided before the release that takes it
+DRAFTED, RELEASED = "2026-11-30", "2026-12-01"
+
+
 def cli(root: Path, *args: str) -> int:
     return main([args[0], "--root", str(root), *args[1:]])
 
@@ -124,7 +129,8 @@ def walk(root: Path, kind: str, capsys) -> None:
     version = start_version(root)
     previous = load.load_versions(root / "opset")[-1].version
 
-    assert cli(root, "proposal", "new", "--type", kind, "--title", title, "--op", op, "--author", "Ada Lovelace") == 0
+    assert cli(root, "proposal", "new", "--type", kind, "--title", title, "--op", op, "--author", "Ada Lovelace",
+               "--date", DRAFTED) == 0
     path = root / "proposals" / Path(capsys.readouterr().out.strip()).name
     number = int(path.name[:4])
     assert cli(root, "proposal", "check", str(path)) == 1  # the scaffold is refused until it is written
@@ -133,21 +139,24 @@ def walk(root: Path, kind: str, capsys) -> None:
     born = commit(root, f"{kind}: draft")
     assert cli(root, "proposal", "check", "--base", born + "~1") == 0
 
-    assert cli(root, "proposal", "set-status", str(number), "review", "--target-version", version) == 0
-    assert cli(root, "proposal", "measure", str(number), "--max-examples", "10") == 0, capsys.readouterr()
+    assert cli(root, "proposal", "set-status", str(number), "review", "--target-version", version,
+               "--date", DRAFTED) == 0
+    assert cli(root, "proposal", "measure", str(number), "--max-examples", "10", "--date", DRAFTED) == 0, \
+        capsys.readouterr()
     reviewed = commit(root, f"{kind}: in review, measured")
     assert cli(root, "proposal", "check", "--base", born) == 0, capsys.readouterr().out
     # accepting without the decision record is refused, and leaves the file as it was
-    assert cli(root, "proposal", "set-status", str(number), "accepted", "--resolution", "Accepted at the monthly review.") == 1
+    assert cli(root, "proposal", "set-status", str(number), "accepted", "--resolution", "Accepted at the monthly review.",
+               "--date", DRAFTED) == 1
     assert "needs a `decision` record" in capsys.readouterr().err
     assert cli(root, "proposal", "set-status", str(number), "accepted", "--resolution", "Accepted at the monthly review.",
                "--reviewer", "Ada Lovelace", "--reviewer", "Charles Babbage",
-               "--reason", "The measurements recorded in the proposal support the change.") == 0
+               "--reason", "The measurements recorded in the proposal support the change.", "--date", DRAFTED) == 0
     accepted = commit(root, f"{kind}: accepted")
     assert cli(root, "proposal", "check", "--base", reviewed) == 0, capsys.readouterr().out
 
     # proposals of the repository still open for this version move on to the next one
-    assert cli(root, "release", version, "--date", "2026-12-01", "--retarget", next_version(version)) == 0
+    assert cli(root, "release", version, "--date", RELEASED, "--retarget", next_version(version)) == 0
     out = capsys.readouterr().out
     assert f"proposal {number:04d}" in out and f"released opset {version}" in out
     # the manifests describe an older version now, and the release says which to re-measure

@@ -31,6 +31,7 @@ def add_parser(subparsers) -> None:
     new.add_argument("--title", required=True)
     new.add_argument("--op", metavar="OP", help="the qualified op it is about, e.g. aten::bucketize.Tensor")
     new.add_argument("--author", help="default: git config user.name")
+    new.add_argument("--date", help="date for `created` and `updated` (default: today)")
     new.set_defaults(func=run_new)
 
     chk = actions.add_parser("check", help="check proposals (default: all of them)")
@@ -89,7 +90,8 @@ def run_new(args) -> int:
         known["testing"] = _current_hints(ws.opset, args.op)
     from opspec.proposals.scaffold import create  # jinja2: only this action needs it
 
-    path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author, **known)
+    path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author, date=_today(args.date),
+                  **known)
     print(checking.display_path(path))
     return 0
 
