@@ -41,8 +41,8 @@ def replayed(records: list[dict]) -> list[dict]:
         or zlib.crc32(f"{r['op']} {r['dtype']} {r['device']}".encode()) % SAMPLED == 0)]
 
 
-# Failures whose one failing program does not fail alone: a repro replays that program in a fresh process, so these
-# replay by running their whole case (op, dtype, the report's settings) instead, and must fail as recorded
+# Verdicts the repro's one program does not give alone: a repro replays that program in a fresh process, so these
+# replay by running their whole case (op, dtype, the report's settings) instead, and must give the recorded outcome
 UNZEROED = ("ExecuTorch's portable max_pool2d_with_indices_backward adds into an output it never zeroes: alone, in a "
             "fresh process's zeroed memory, the failing program passes; after the case's earlier programs it does not")
 XNNPACK_FLOAT16 = ("XNNPACK picks its float16 kernels by instruction set: the input that failed on the Intel Xeon that "
@@ -50,7 +50,11 @@ XNNPACK_FLOAT16 = ("XNNPACK picks its float16 kernels by instruction set: the in
 OPENVINO_STATE = ("OpenVINO keeps state across the compiles of one process (it numbers shape symbols after what ran "
                   "before): after the case's earlier programs it fails; the failing program alone falls back or "
                   "fails otherwise (measured 2026-11-28 and 2026-12-06)")
+XLA_OTHER_PROGRAM = ("the case falls back because aten::nonzero ran in PyTorch for another of its programs; the "
+                     "repro's program (an integer index) runs whole in XLA (measured 2026-12-06)")
 WHOLE_CASE = {
+    ("xla-cpu", "aten::index_put", "float32"): XLA_OTHER_PROGRAM,
+    ("openxla-cpu", "aten::index_put", "float32"): XLA_OTHER_PROGRAM,
     ("openvino-cpu", "aten::index_put", "float64"): OPENVINO_STATE,
     ("openvino-cpu", "aten::bmm", "int64"): OPENVINO_STATE,
     ("openvino-cpu", "aten::bmm", "complex128"): OPENVINO_STATE,
