@@ -50,11 +50,20 @@ XNNPACK_FLOAT16 = ("XNNPACK picks its float16 kernels by instruction set: the in
 OPENVINO_STATE = ("OpenVINO keeps state across the compiles of one process (it numbers shape symbols after what ran "
                   "before): after the case's earlier programs it fails; the failing program alone falls back or "
                   "fails otherwise (measured 2026-11-28 and 2026-12-06)")
-XLA_OTHER_PROGRAM = ("the case falls back because aten::nonzero ran in PyTorch for another of its programs; the "
-                     "repro's program (an integer index) runs whole in XLA (measured 2026-12-06)")
+XLA_FALLBACK = ("the case fell back (an op ran in PyTorch) in programs other than the repro's, or after them; the "
+                "repro's program alone runs whole in XLA (measured 2026-12-06)")
+XLA_AFTER = ("PyTorch/XLA fails the case only after its earlier programs in the process (openxla's copy: \"Execution "
+             "supplied 5 buffers but compiled program expected 3\"); the repro's program alone passes (measured 2026-12-06)")
 WHOLE_CASE = {
-    ("xla-cpu", "aten::index_put", "float32"): XLA_OTHER_PROGRAM,
-    ("openxla-cpu", "aten::index_put", "float32"): XLA_OTHER_PROGRAM,
+    **{(stem, op, dtype): XLA_FALLBACK for stem in ("xla-cpu", "openxla-cpu") for op, dtype in (
+        ("aten::index_put", "float32"), ("aten::_adaptive_avg_pool2d", "bfloat16"),
+        ("aten::_adaptive_avg_pool2d_backward", "float32"), ("aten::avg_pool2d_backward", "float32"))},
+    ("xla-cpu", "aten::index.Tensor", "float32"): XLA_FALLBACK,
+    ("openxla-cpu", "aten::native_group_norm_backward", "float32"): XLA_FALLBACK,
+    **{(stem, "aten::acos", "float16"): XLA_AFTER for stem in ("xla-cpu", "openxla-cpu")},
+    **{("openxla-cpu", "aten::copy", dtype): XLA_AFTER for dtype in ("float64", "float32", "float16", "bfloat16")},
+    ("openxla-cpu", "aten::bitwise_xor.Scalar", "bool"): XLA_AFTER,
+    ("openxla-cpu", "aten::logical_xor", "float32"): XLA_AFTER,
     ("openvino-cpu", "aten::index_put", "float64"): OPENVINO_STATE,
     ("openvino-cpu", "aten::bmm", "int64"): OPENVINO_STATE,
     ("openvino-cpu", "aten::bmm", "complex128"): OPENVINO_STATE,
