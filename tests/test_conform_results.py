@@ -116,7 +116,7 @@ def replays_whole_case(stem: str, record: dict) -> dict:
     from opspec.conform.cases import Case
     from opspec.conform.runner import CaseRunner, Settings
 
-    head = json.loads((ROOT / "conformance" / "results" / f"{stem}.json").read_text())
+    head = header(stem)
     settings = Settings(backend=head["backend"]["name"], opset=head["opset"], max_examples=head["max_examples"],
                         max_compiles=head["max_compiles"], seed=head["seed"], dynamic=head["dynamic"])
     return CaseRunner(settings).run(Case(record["op"], record["dtype"], record["device"]))
