@@ -282,3 +282,15 @@ def test_list_filters_by_status(ws, capsys):
     write(ws, "0002-second.md", process_proposal(2))
     code, lines, _ = run(ws, "list", "--status", "review", capsys=capsys)
     assert code == 0 and len(lines) == 1 and lines[0].startswith("0002  review")
+
+
+def test_a_new_proposal_takes_its_date_and_refuses_a_malformed_one(ws, capsys):
+    before = sorted(p.name for p in (ws / "proposals").iterdir())
+    assert main(["proposal", "--root", str(ws), "new", "--type", "process", "--title", "A process change",
+                 "--date", "12/01/2026"]) == 2
+    assert "--date '12/01/2026' is not YYYY-MM-DD" in capsys.readouterr().err
+    assert sorted(p.name for p in (ws / "proposals").iterdir()) == before  # nothing written
+    assert main(["proposal", "--root", str(ws), "new", "--type", "process", "--title", "A process change",
+                 "--date", "2026-11-30", "--author", "Ada Lovelace"]) == 0
+    written = ws / "proposals" / Path(capsys.readouterr().out.strip()).name
+    assert "created: '2026-11-30'" in written.read_text() and "updated: '2026-11-30'" in written.read_text()
