@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import torch
 
@@ -20,3 +22,11 @@ def test_native_warnings_are_held_back_and_other_output_passes(capfd):
 def test_without_it_the_warning_reaches_stderr(capfd):
     torch.ops.aten.var.correction(torch.ones(1), None, correction=1)
     assert "degrees of freedom" in capfd.readouterr().err
+
+
+def test_validate_prints_no_native_warning(tmp_path):
+    """The formula and row checks reach the kernels' edges; the terminal sees none of their C++ warnings."""
+    env = {**os.environ, "OPSPEC_CACHE_DIR": str(tmp_path)}  # a fresh cache: every check runs
+    result = subprocess.run([sys.executable, "-m", "opspec", "validate"], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("[W")] == []
