@@ -124,16 +124,18 @@ def check_formula(formula: Formula, hints: TestingHints | None = None, cases: tu
     return None
 
 
-def validate_findings(root: Path, opset: Opset | None) -> list[Finding]:
-    """Every formula_check against the kernel (its syntax is checked without torch: :mod:`opspec.spec.formulas`)."""
+def validate_findings(root: Path, opset: Opset | None, cases: dict[str, tuple] | None = None) -> list[Finding]:
+    """Every formula_check against the kernel (its syntax is checked without torch: :mod:`opspec.spec.formulas`);
+    ``cases``: the root's special-case rows as already read."""
     formulas, findings = syntax_findings(root)
     if findings:
         return findings
     hints = {} if opset is None else {**{r.op: r.testing for r in opset.rules}, **{o.name: o.testing for o in opset.ops}}
-    try:
-        cases = spec_cases.load_special_cases(root)
-    except DataError:
-        cases = {}  # reported by the special-case check
+    if cases is None:
+        try:
+            cases = spec_cases.load_special_cases(root)
+        except DataError:
+            cases = {}  # reported by the special-case check
     with native_warnings.held_back():  # drawn inputs reach the kernels' edges (var of one element): noise
         for formula in formulas:
             finding = check_formula(formula, hints.get(formula.op), cases.get(formula.op, ()))

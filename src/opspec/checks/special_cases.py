@@ -211,11 +211,14 @@ def expected_file(op: str, opset: Opset) -> str:
     return f"{core.category}.yaml" if core else "decomposed.yaml"
 
 
-def validate_findings(root: Path, opsets: list[Opset], use_torch: bool) -> tuple[list[Finding], list[Finding]]:
+def validate_findings(root: Path, opsets: list[Opset], use_torch: bool,
+                      rows: tuple[dict[str, tuple[SpecialCase, ...]], list[Finding]] | None = None,
+                      ) -> tuple[list[Finding], list[Finding]]:
     """(findings, missing) for ``opspec validate``: schema problems, ops outside the opset and, with torch,
     every false row; ``missing`` names the ops without rows, one line per file (not a finding while the
-    tables are being written)."""
-    cases, findings = spec_cases.read(root=root)
+    tables are being written). ``rows``: the root's rows and problems as already read."""
+    cases, findings = rows if rows is not None else spec_cases.read(root=root)
+    findings = list(findings)
     if findings or not opsets:
         return findings, []
     known = {name for opset in opsets for name in (*opset.ops_by_name, *opset.rules_by_op)}

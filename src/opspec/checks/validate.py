@@ -94,14 +94,17 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
     report.findings += _check_policy(root, infos, clean_ops, use_torch)
     opsets = _clean_opsets(root, report)
-    findings, missing = special_cases.validate_findings(root, opsets, use_torch)
+    rows = spec_cases.read(root=root)  # read once: the row check, the errata and the formulas all use them
+    findings, missing = special_cases.validate_findings(root, opsets, use_torch, rows)
     report.findings += findings
     report.missing += missing
-    report.findings += _check_errata(root, opsets, report)
+    report.findings += _check_errata(root, opsets, report, rows)
     if use_torch:
         from opspec.checks import formulas as formula_check  # evaluating formulas needs torch
 
-        report.findings += formula_check.validate_findings(root, opsets[-1] if opsets else None)
+        cases, case_problems = rows
+        report.findings += formula_check.validate_findings(root, opsets[-1] if opsets else None,
+                                                           {} if case_problems else cases)
     else:
         report.findings += formulas.syntax_findings(root)[1]
     return report
@@ -126,14 +129,14 @@ def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, Loa
     return findings
 
 
-def _check_errata(root: Path, opsets: list[Opset], report: Report) -> list[Finding]:
-    """The errata against the sealed versions, the special-case rows and the bundled lowering manifests they cite
-    (judged only on clean data)."""
+def _check_errata(root: Path, opsets: list[Opset], report: Report, rows: tuple[dict, list[Finding]]) -> list[Finding]:
+    """The errata against the sealed versions, the special-case rows (``rows``: as read, with their problems) and
+    the bundled lowering manifests they cite (judged only on clean data)."""
     found, problems, usable = errata.read(root)
     report.unusable |= not usable
     if problems or not opsets:
         return problems
-    cases, case_problems = spec_cases.read(root=root)
+    cases, case_problems = rows
     if case_problems:
         return []  # the rows' own findings are reported already; citations are judged on clean rows
     return errata.findings(found, {opset.version: opset for opset in opsets}, cases, manifests.load_bundled())
