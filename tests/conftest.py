@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -15,3 +16,10 @@ def opset_copy(tmp_path: Path) -> Path:
     target = tmp_path / "opset"
     shutil.copytree(resources.opset_root(), target, ignore=shutil.ignore_patterns("__pycache__"))
     return target
+
+
+@pytest.fixture(autouse=True)
+def private_result_cache(tmp_path_factory, monkeypatch):
+    """Each test starts with an empty result cache (made only when written): a result kept by another test, or by
+    whoever runs the tests, is never what a test sees."""
+    monkeypatch.setenv("OPSPEC_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "opspec-cache" / uuid.uuid4().hex))

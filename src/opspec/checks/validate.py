@@ -49,6 +49,21 @@ class Report:
             return 2
         return 1 if self.findings else 0
 
+    def to_json(self) -> dict[str, Any]:
+        lists = {name: [[f.mark.path, f.mark.line, f.mark.col, f.message] for f in getattr(self, name)]
+                 for name in ("findings", "notes", "missing")}
+        return {**lists, "unusable": self.unusable, "checked_versions": self.checked_versions}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Report":
+        """The report :meth:`to_json` wrote; ValueError for anything else."""
+        try:
+            lists = {name: [Finding(Mark(str(path), int(line), int(col)), str(message))
+                            for path, line, col, message in data[name]] for name in ("findings", "notes", "missing")}
+            return cls(**lists, unusable=bool(data["unusable"]), checked_versions=[str(v) for v in data["checked_versions"]])
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"not a validate report: {err}") from None
+
 
 def _at(node: Any, key: Any, fallback: Mark) -> Mark:
     return yamlio.mark_of(node, key, default=fallback)

@@ -1,11 +1,16 @@
 """``opspec validate [--opset PATH]``."""
 from __future__ import annotations
 
+import re
 import sys
 import time
+from pathlib import Path
 
 from opspec.cli import pathargs
 from opspec.spec import load, manifests, resources
+
+# A rule's implementation outside opspec (``pkg.module:function``) is code no cache key covers.
+_IMPLEMENTATION = re.compile(r"implementation:\s*['\"]?([^\s'\"#,}]*)")
 
 
 def add_parser(subparsers) -> None:
@@ -13,34 +18,26 @@ def add_parser(subparsers) -> None:
         "validate",
         help="check the opset data against its schemas, itself and the installed torch",
         description="Check every opset version: JSON Schema, duplicates, lifecycle, closure of "
-        "decomposition targets, released-version digests, and the installed torch's schemas.",
+        "decomposition targets, released-version digests, and the installed torch's schemas. "
+        "A clean result is kept in opspec's cache and reused while nothing it depends on has changed "
+        "(the data, opspec, torch and the packages that decide verdicts).",
     )
     parser.add_argument("--opset", type=pathargs.input_folder, metavar="PATH", help="opset folder to check (default: the bundled one)")
     parser.add_argument("--no-torch", action="store_true", help="skip the checks that need torch")
     parser.add_argument(
         "--backends", type=pathargs.input_folder, metavar="DIR", help="backend lowering manifests to check too (default: the bundled ones)"
     )
+    parser.add_argument("--no-cache", action="store_true", help="run every check, neither reusing nor keeping a result")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from opspec.checks.validate import validate
-
     root = args.opset or resources.opset_root()
     if not load.versions_path(root).is_file():
         print(f"{root}: not an opset folder (no versions.yaml)", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    report = validate(root, use_torch=not args.no_torch)
-    if report.exit_code == 0:
-        # Manifests name ops of an opset version, so they are judged only against clean data.
-        backends = args.backends or manifests.backends_dir()
-        known = None
-        if not args.no_torch:
-            from opspec.bridge import torch_ops
-
-            known = torch_ops.all_aten_schemas()
-        report.findings += manifests.manifest_findings(backends, lambda version: load.load_opset(version, root), known)
+    report, reused = _report(root, args.backends or manifests.backends_dir(), args)
     for finding in report.findings + report.notes + report.missing:
         print(finding)
     elapsed = time.perf_counter() - started
@@ -48,6 +45,56 @@ def run(args) -> int:
     notes = f", {len(report.notes)} note(s)" if report.notes else ""
     if report.missing:
         notes += f", {sum(int(m.message.split()[1]) for m in report.missing)} op(s) without special cases"
-    summary = f"{len(report.findings)} finding(s){notes} in {root} (versions: {versions}; {elapsed:.1f}s)"
+    unchanged = ", unchanged since the last run" if reused else ""
+    summary = f"{len(report.findings)} finding(s){notes} in {root} (versions: {versions}; {elapsed:.1f}s{unchanged})"
     print(summary, file=sys.stderr if report.findings else sys.stdout)
     return report.exit_code
+
+
+def _report(root: Path, backends: Path, args):
+    """(report, reused): a clean report is kept and reused while its inputs are the same. A report with findings
+    is not kept: a broken seal names lines from git history, which no key covers."""
+    from opspec.checks import result_cache
+    from opspec.checks.validate import Report
+
+    place = f"{root}\0{backends}\0torch={not args.no_torch}"
+    inputs = [root, resources.schema_dir(), backends, manifests.backends_dir()]
+    key = lambda: result_cache.key(inputs, [place])  # noqa: E731
+    before = None if args.no_cache or not _cacheable(root) else key()
+    stored = None if before is None else result_cache.load("validate", place, before)
+    if stored is not None:
+        try:
+            return Report.from_json(stored), True
+        except ValueError:
+            pass  # not a report: check afresh
+    report = _checked(root, backends, args)
+    if before is not None and report.exit_code == 0 and key() == before:  # inputs edited during the run: not kept
+        result_cache.store("validate", place, before, report.to_json())
+    return report, False
+
+
+def _checked(root: Path, backends: Path, args):
+    from opspec.checks.validate import validate
+
+    report = validate(root, use_torch=not args.no_torch)
+    if report.exit_code == 0:
+        # Manifests name ops of an opset version, so they are judged only against clean data.
+        known = None
+        if not args.no_torch:
+            from opspec.bridge import torch_ops
+
+            known = torch_ops.all_aten_schemas()
+        report.findings += manifests.manifest_findings(backends, lambda version: load.load_opset(version, root), known)
+    return report
+
+
+def _cacheable(root: Path) -> bool:
+    """Every rule is implemented by torch or by opspec, whose source the key covers."""
+    for path in root.glob("*/decompositions.yaml"):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        if any(name != "torch" and not name.startswith("opspec.") for name in _IMPLEMENTATION.findall(text)):
+            return False
+    return True

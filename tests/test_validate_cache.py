@@ -1,0 +1,78 @@
+"""`opspec validate` keeps a clean result and reuses it while nothing it reads has changed: the same lines either way."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from opspec.checks import result_cache
+from opspec.cli import main
+from opspec.cli import validate as validate_cli
+
+SUMMARY_TIME = re.compile(r"; \d+\.\d+s(, unchanged since the last run)?\)$")
+
+
+def run(capsys, *argv: str) -> tuple[int, list[str], bool]:
+    """(exit code, the lines printed with the summary's time left out, whether the result was reused)."""
+    code = main(["validate", *argv])
+    captured = capsys.readouterr()
+    lines = (captured.out + captured.err).splitlines()
+    return code, [SUMMARY_TIME.sub(")", line) for line in lines], "unchanged since the last run" in lines[-1]
+
+
+def stored(cache: Path) -> list[Path]:
+    return sorted((cache / "validate").glob("*.json")) if (cache / "validate").is_dir() else []
+
+
+def test_the_repository_opset_reused_prints_what_a_full_run_prints(capsys):
+    fresh = run(capsys)
+    assert fresh[0] == 0 and not fresh[2]
+    again = run(capsys)
+    assert again[2] and again[:2] == fresh[:2]
+
+
+def test_a_clean_result_is_reused_until_an_input_changes_and_findings_are_never_kept(opset_copy, capsys, monkeypatch):
+    cache = Path(result_cache.folder())
+    clean = run(capsys, "--opset", str(opset_copy), "--no-torch")
+    assert clean[0] == 0 and not clean[2] and len(stored(cache)) == 1
+    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], True)
+
+    errata = opset_copy / "errata.yaml"
+    text = errata.read_text(encoding="utf-8")
+    errata.write_text(text.replace("errata:", "errata:\n  - wrong: entry", 1), encoding="utf-8")
+    broken = run(capsys, "--opset", str(opset_copy), "--no-torch")
+    assert broken[0] != 0 and not broken[2] and any(str(errata) in line for line in broken[1])
+    assert run(capsys, "--opset", str(opset_copy), "--no-torch")[2] is False  # a result with findings is not kept
+
+    errata.write_text(text, encoding="utf-8")
+    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], True)
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")  # steers the kernels: another key
+    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], False)
+
+
+def test_a_corrupt_or_unwritable_cache_changes_nothing(opset_copy, capsys, tmp_path, monkeypatch):
+    expected = run(capsys, "--opset", str(opset_copy), "--no-torch", "--no-cache")
+    cache = Path(result_cache.folder())
+    assert stored(cache) == []
+    run(capsys, "--opset", str(opset_copy), "--no-torch")
+    [slot] = stored(cache)
+    kept_key = json.loads(slot.read_text())["key"]
+    for damaged in ("", "{not json", "[]", '{"key": 1}', json.dumps({"key": kept_key, "result": {"findings": 3}})):
+        slot.write_text(damaged)
+        assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*expected[:2], False), damaged
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be")
+    monkeypatch.setenv(result_cache.CACHE_ENV, str(blocker))
+    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*expected[:2], False)
+
+
+def test_rules_implemented_outside_opspec_are_not_cached(tmp_path):
+    version = tmp_path / "2030.01"
+    version.mkdir()
+    rules = version / "decompositions.yaml"
+    rules.write_text("rules:\n  - op: aten::a\n    implementation: torch\n"
+                     "  - op: aten::b\n    implementation: opspec.decompositions.elementwise:lerp\n")
+    assert validate_cli._cacheable(tmp_path)
+    rules.write_text(rules.read_text() + "  - {op: aten::c, implementation: 'mine.rules:c'}\n")
+    assert not validate_cli._cacheable(tmp_path)
