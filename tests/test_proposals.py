@@ -51,7 +51,7 @@ SCHEMA_CASES = [
     ("created: '2026-11-02'", "created: '2026-13-02'", 8, "does not match"),
     ("updated: '2026-11-03'", "updated: 20261103", 9, "is not of type 'string'"),
     ("id: 2", "id: two", 2, "is not of type 'integer'"),
-    ("title: Process proposal number 2", "title: x", 3, "is too short"),
+    ("title: Process proposal number 2", "title: x", 3, "is too short (1 character, at least 5)"),
     ("changes: []", "changes: []\nreviewers: [a]", 11, "unknown key 'reviewers'"),
     ("changes: []", "changes: {}", 10, "is not of type 'array'"),
     ("  - Ada Lovelace", "  - Ada Lovelace\n  - Ada Lovelace", 4, "non-unique"),
