@@ -5,7 +5,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from opspec_fixtures import init_repo, process_proposal, write_workspace
+from opspec_fixtures import git, init_repo, process_proposal, write_workspace
 
 from opspec.cli import main
 from opspec.proposals import check as checking
@@ -97,8 +97,10 @@ def test_a_new_proposal_is_born_draft(tmp_path, capsys, status):
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
+    """A workspace under git whose proposal 0002 is committed in review."""
     root = write_workspace(tmp_path / "repo")
     (root / "proposals" / "0002-second.md").write_text(text(2, "review"))
+    init_repo(root)
     return root
 
 
@@ -153,6 +155,38 @@ def test_set_status_usage_errors(repo, capsys):
     (repo / "proposals" / "0002-second.md").write_text("---\nid: [\n---\n")
     assert set_status(repo, "2", "draft") == 2
     assert "invalid YAML" in capsys.readouterr().err
+
+
+def test_set_status_refuses_an_untracked_proposal(repo, capsys):
+    path = repo / "proposals" / "0003-new.md"
+    path.write_text(text(3, "draft"))
+    assert set_status(repo, "3", "review") == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}: not committed; commit it as a draft before moving its status (`opspec proposal check --base` refuses "
+        "a proposal whose first commit is not a draft)"]
+    assert path.read_text() == text(3, "draft")
+
+
+def test_set_status_refuses_outside_a_repository(tmp_path, capsys):
+    root = write_workspace(tmp_path / "repo")
+    path = root / "proposals" / "0002-second.md"
+    path.write_text(text(2, "draft"))
+    assert set_status(root, "2", "review") == 1
+    assert capsys.readouterr().err.startswith(f"{path}: not committed;")
+    assert path.read_text() == text(2, "draft")
+
+
+def test_set_status_refuses_uncommitted_changes(repo, capsys):
+    path = repo / "proposals" / "0002-second.md"
+    path.write_text(path.read_text().replace("Why it is needed.", "Why it is needed, now."))
+    before = path.read_text()
+    assert set_status(repo, "2", "draft") == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}: has uncommitted changes; commit them before moving its status (`opspec proposal check --base` "
+        "judges each move against the committed file, one move per commit)"]
+    assert path.read_text() == before
+    git(repo, "commit", "-qam", "edit")
+    assert set_status(repo, "2", "draft", "--date", "2026-11-04") == 0
 
 
 def test_new_scaffold_is_refused_until_its_placeholders_are_written(repo, capsys):

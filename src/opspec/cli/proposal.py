@@ -224,6 +224,14 @@ def run_set_status(args) -> int:
     if problem:
         print(f"{parsed.mark('status')}: {problem}", file=sys.stderr)
         return 1
+    state = checking.uncommitted(path)
+    if state:  # `check --base` judges every move against the committed file: an uncommitted one escapes it
+        how = ("commit it as a draft before moving its status (`opspec proposal check --base` refuses a proposal "
+               "whose first commit is not a draft)" if state == "not committed" else
+               "commit them before moving its status (`opspec proposal check --base` judges each move against the "
+               "committed file, one move per commit)")
+        print(f"{display}: {state}; {how}", file=sys.stderr)
+        return 1
     if args.target_version is not None and args.target_version not in index and not re.match(r"^[0-9]{4}\.(0[1-9]|1[0-2])$", args.target_version):
         raise UsageError(f"--target-version {args.target_version!r} is not a YYYY.MM version")
     updates: dict[str, object] = {"status": args.status, "updated": _today(args.date)}

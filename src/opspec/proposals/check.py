@@ -366,6 +366,21 @@ def git_show(base: str, path: Path) -> str | None:
     return shown.stdout.decode("utf-8", errors="replace")
 
 
+def uncommitted(path: Path, ref: str = "HEAD") -> str | None:
+    """How ``path`` differs from the file at ``ref`` ('not committed', 'has uncommitted changes'); None when it is
+    the same. A status move is judged against that committed file by ``check --base``."""
+    try:
+        committed = git_show(ref, path)
+    except (GitError, OSError):  # no repository, no commit yet, no git: nothing is committed
+        committed = None
+    if committed is None:
+        return "not committed"
+    current = path.read_bytes().decode("utf-8", errors="replace")
+    if committed.replace("\r\n", "\n") != current.replace("\r\n", "\n"):  # a checkout's line endings are no change
+        return "has uncommitted changes"
+    return None
+
+
 def git_list(base: str, directory: Path) -> list[str]:
     """Proposal file names in ``directory`` at ``base``."""
     shown = subprocess.run(
