@@ -46,7 +46,12 @@ def check_lines(root: Path, capsys, *files: Path) -> tuple[int, list[str]]:
 
 @pytest.fixture
 def ws(tmp_path) -> Path:
-    return write_workspace(tmp_path / "repo")
+    root = write_workspace(tmp_path / "repo")
+    # the op an accepted add-op makes core is described (an undescribed one is test_proposals_guidance's case)
+    (root / "opset" / "descriptions.yaml").write_text(
+        "ops:\n  aten::bucketize.Tensor:\n    description: The index of the bucket each value falls in.\n"
+        "    example: torch.ops.aten.bucketize.Tensor(torch.ones(2), torch.ones(1))\n")
+    return root
 
 
 def test_accepted_without_a_decision_record_is_refused(ws, capsys):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -198,13 +199,17 @@ def test_new_scaffold_is_refused_until_its_placeholders_are_written(repo, capsys
     assert "schema: aten::bucketize.Tensor(Tensor self, Tensor boundaries" in text  # filled in from torch
     assert main(["proposal", "--root", str(repo), "check", str(path)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    todo = next(n for n, line in enumerate(text.splitlines(), 1) if "TODO" in line)
-    assert f"{path}:{todo}:16: placeholder `TODO`: write the real text before the proposal is checked in" in lines
+    todo = [(n, line.index("TODO") + 1) for n, line in enumerate(text.splitlines(), 1) if "TODO" in line]
+    assert [line.split(": ", 1)[0] for line in lines if "placeholder `TODO`" in line] == [
+        f"{path}:{n}:{col}" for n, col in todo]
+    assert "    category: misc  # TODO choose one of pointwise-unary, pointwise-binary, reduction" in text
+    assert f"{path}:{todo[-1][0]}:16: placeholder `TODO`: write the real text before the proposal is checked in" in lines
     assert any(line.startswith(f"{path}:") and "'## Summary' still holds the template's text" in line for line in lines)
     assert all(line.startswith(f"{path}:") for line in lines)
     # written out, the same file passes
     written = text.replace("TODO say why backends should implement this op directly.",
                            "A sorted lookup that no core op expresses.")
+    written = re.sub(r"category: misc  # TODO.*", "category: indexing", written)
     for section, answer in (("One paragraph: what changes in the op set, for whom.", "Bucketize becomes core."),):
         written = written.replace(section, answer)
     for heading in ("Motivation", "Specification", "Compatibility", "Alternatives"):

@@ -66,6 +66,10 @@ def snapshot(root: Path) -> dict[str, str]:
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = write_workspace(tmp_path / "repo")
+    # every op an accepted add-op here makes core is described, as `proposal check` asks
+    (root / "opset" / "descriptions.yaml").write_text("ops:\n" + "".join(
+        f"  {op}:\n    description: Described for the test's add-op proposals.\n    example: torch.ones(2)\n"
+        for op in ("aten::abs", "aten::bucketize.Scalar", "aten::bucketize.Tensor")))
     (root / "proposals" / "0002-add-bucketize.md").write_text(accepted(2, "add-op", ADD_BUCKETIZE))
     (root / "proposals" / "0003-deprecate-mul.md").write_text(accepted(3, "deprecate-op", DEPRECATE_MUL))
     # 0004 targets an op 0002 adds, so it must run after it: `requires` decides the order.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,23 @@ def write_out(path: Path, changes: list[dict]) -> None:
     path.write_text(front + "\n---\n" + body)
 
 
+def describe(root: Path, op: str, entry: str) -> None:
+    """What the author of an add-op writes besides the proposal: the op's entry in descriptions.yaml, in name order."""
+    path = root / "opset" / "descriptions.yaml"
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if line.startswith("  aten::") and line.strip().rstrip(":") > op)
+    lines[at:at] = [textwrap.indent(textwrap.dedent(entry).lstrip("\n"), "  ")]
+    path.write_text("".join(lines))
+
+
+NEXTAFTER = """
+aten::nextafter:
+  description: The next representable value after self in the direction of other, element by element.
+  example: |
+    torch.ops.aten.nextafter.default(torch.tensor([1.0]), torch.tensor([2.0]))
+"""
+
+
 # every date the loop writes is fixed, so its files do not depend on the day the test runs: a proposal drafted and
 # decided before the release that takes it
 DRAFTED, RELEASED = "2026-11-30", "2026-12-01"
@@ -135,6 +153,8 @@ def walk(root: Path, kind: str, capsys) -> None:
     number = int(path.name[:4])
     assert cli(root, "proposal", "check", str(path)) == 1  # the scaffold is refused until it is written
     write_out(path, changes)
+    if kind == "add-op":  # a new core op is described before it is accepted
+        describe(root, op, NEXTAFTER)
     assert cli(root, "proposal", "check", str(path)) == 0, capsys.readouterr().out
     born = commit(root, f"{kind}: draft")
     assert cli(root, "proposal", "check", "--base", born + "~1") == 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import difflib
 import json
 import re
 import sys
@@ -10,8 +11,9 @@ from pathlib import Path
 from opspec.cli import UsageError, checkout, pathargs
 from opspec.proposals import check as checking
 from opspec.proposals import edit
+from opspec.proposals.companions import SharedFiles
 from opspec.proposals.model import STATUSES, TYPES
-from opspec.proposals.opsetview import base_version, read_index, read_view
+from opspec.proposals.opsetview import OpsetView, base_version, read_index, read_view
 from opspec.proposals.parse import parse_file
 from opspec.proposals.transitions import move_problem
 from opspec.spec import atomic, workspace
@@ -19,6 +21,8 @@ from opspec.spec.yamlio import DataError
 
 OP_RE = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?$")
 DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+# Proposal types about an op that is core now; an add-op is about one that is not.
+ABOUT_A_CORE_OP = ("deprecate-op", "remove-op", "schema-change", "testing-change")
 
 
 def add_parser(subparsers) -> None:
@@ -80,40 +84,66 @@ def run_new(args) -> int:
         raise UsageError(f"--op {args.op!r} is not a qualified op name such as aten::bucketize.Tensor")
     title = args.title.strip()
     if len(title) < 5 or "\n" in title or len(title) > 120:
-        raise UsageError("--title must be one line of 5 to 120 characters")
+        lines = " on several lines" if "\n" in title else ""
+        raise UsageError(f"--title is {len(title)} characters{lines}; it must be one line of 5 to 120 characters")
     if args.type != "process" and not args.op:
-        raise UsageError(f"a {args.type} proposal needs --op")
-    known = {}
-    if args.type in ("add-op", "schema-change") and args.op:
-        known["schema"] = _torch_schema(args.op)
-    if args.type == "testing-change":
-        known["testing"] = _current_hints(ws.opset, args.op)
+        article = "an" if args.type[0] in "aeiou" else "a"
+        raise UsageError(f"{article} {args.type} proposal needs --op OP, the qualified op it is about")
+    date = _today(args.date)
+    known = _known_about(ws, args.type, args.op) if args.op and args.type != "process" else {}
     from opspec.proposals.scaffold import create  # jinja2: only this action needs it
 
-    path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author, date=_today(args.date),
-                  **known)
+    path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author, date=date, **known)
     print(checking.display_path(path))
     return 0
 
 
-def _current_hints(opset_root: Path, op: str) -> dict:
-    """The op's testing hints in the newest opset version, the starting point of the edit."""
+def _known_about(ws: workspace.Workspace, type: str, op: str) -> dict:
+    """What the newest opset version and the installed torch already say about ``op``, for the scaffold; a
+    UsageError when the op cannot be the subject of such a proposal."""
+    view = _newest_view(ws.opset)
+    version = view.version if view else "any opset version"
+    if type in ABOUT_A_CORE_OP:
+        if view is None or not view.is_core(op):
+            core = [name for name in view.ops if view.is_core(name)] if view else []
+            raise UsageError(f"--op {op}: not a core op in {version}{_did_you_mean(op, core)}; "
+                             f"a {type} proposal is about a core op")
+        if type == "testing-change":
+            return {"testing": view.ops[op].get("testing") or {}}
+    schemas = _torch_schemas() if type in ("add-op", "decompose-op", "schema-change") else None
+    if schemas is not None and type != "schema-change" and op not in schemas:
+        raise UsageError(f"--op {op}: the installed torch has no operator {op}{_did_you_mean(op, schemas)}")
+    known: dict = {"schema": schemas.get(op)} if schemas and type in ("add-op", "schema-change") else {}
+    if type == "add-op":
+        if view is not None and view.is_core(op):
+            raise UsageError(f"--op {op}: already core in {version}; an add-op proposal adds an op that is not core yet")
+        rule = view.rules.get(op) if view else None
+        if rule and rule.get("kind") != "optional":  # a default rule decomposes the op away: the proposal drops it
+            known.update(removed_rule=rule, testing=rule.get("testing") or {})
+        known["companions"] = SharedFiles(ws.opset).of(op)
+    return known
+
+
+def _newest_view(opset_root: Path) -> OpsetView | None:
+    """The newest opset version as a proposal's changes would see it; None when there is none."""
     try:
         version = base_version(read_index(opset_root), None)
     except DataError as err:
         raise UsageError(f"cannot read the opset: {err}") from None
-    view = read_view(opset_root, version) if version else None
-    if view is None or not view.is_core(op):
-        raise UsageError(f"--op {op}: not a core op in {version or 'any opset version'}; only a core op's hints change")
-    return view.ops[op].get("testing") or {}
+    return read_view(opset_root, version) if version else None
 
 
-def _torch_schema(op: str) -> str | None:
-    """The schema the installed torch prints for ``op``, when torch is there to ask."""
+def _did_you_mean(name: str, candidates) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.8)  # near-typos only
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _torch_schemas() -> dict[str, str] | None:
+    """Every schema the installed torch prints, when torch is there to ask."""
     try:
         from opspec.bridge import torch_ops
 
-        return torch_ops.all_aten_schemas().get(op)
+        return torch_ops.all_aten_schemas()
     except ImportError:
         return None
 

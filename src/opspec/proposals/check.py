@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from opspec.proposals import readiness, upgraders
+from opspec.proposals import companions, readiness, upgraders
 from opspec.proposals.changes import STAMPED, Draft, apply_proposal
 from opspec.proposals.model import (
     ACTIONS_BY_TYPE,
@@ -104,6 +104,7 @@ def check(
     torch_schemas = _torch_schemas(selected, result.notes) if use_torch and check_changes else None
     if check_changes and not use_torch:
         result.notes.append("changes were not checked against torch (--no-torch)")
+    shared = companions.SharedFiles(opset_root)
     for parsed in selected:
         proposal = parsed.proposal
         if proposal is None:
@@ -111,6 +112,8 @@ def check(
         result.findings += _cross_field(parsed, proposal, known, index)
         result.findings += readiness.decision_findings(parsed, proposal)
         result.findings += readiness.evidence_findings(parsed, proposal)
+        result.findings += companions.findings(parsed, proposal, shared)
+        result.notes += companions.notes(proposal, shared)
         result.findings += _upgrader_findings(parsed, proposal, opset_root)
         if check_changes:
             result.findings += _change_findings(parsed, proposal, index, views, opset_root, torch_schemas, result.notes)

@@ -1,6 +1,7 @@
 """Draft proposals from a drift report: each way torch moved becomes one reviewable draft.
 
-- an overload torch newly tags ``core`` -> an add-op draft carrying torch's schema;
+- an overload torch newly tags ``core`` -> an add-op draft carrying torch's schema (and dropping the rule
+  that decomposes it, when there is one);
 - a core op whose schema torch now prints differently -> a schema-change draft with the new schema;
 - a core op torch no longer tags -> a deprecate-op draft;
 - a rule whose torch decomposition is gone (or left torch's core table) -> a decompose-op
@@ -55,7 +56,11 @@ def draft_all(report: Any, directory: Path, rules: dict[str, dict], author: str 
         written.append(Drafted(path, type_, op))
 
     for op, schema in sorted(report.core_added.items()):
-        draft("add-op", op, f"Add {_short(op)} to the core set", schema=schema,
+        rule = rules.get(op)
+        dropped = {}
+        if rule and rule.get("kind") != "optional":  # a default rule decomposes the op away: the draft drops it
+            dropped = {"removed_rule": rule, "testing": rule.get("testing") or {}}
+        draft("add-op", op, f"Add {_short(op)} to the core set", schema=schema, **dropped,
               motivation=_measured(report, f"torch tags `{op}` core; the opset does not hold it. Its schema: `{schema}`."))
     for change in report.schema_changed:
         op = change["op"]

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import subprocess
 import textwrap
 from pathlib import Path
 
 import jinja2
 
+from opspec.proposals.companions import Companions
 from opspec.proposals.model import file_number, slugify
 from opspec.spec import resources, yamlio
 
@@ -50,14 +52,31 @@ def default_author() -> str:
 
 
 def render(*, id: int, type: str, title: str, op: str | None, author: str, date: str, schema: str | None = None,
-           rule: dict | None = None, testing: dict | None = None, motivation: str | None = None) -> str:
-    """The template filled in; ``schema``, ``rule``, ``testing`` (the hints being changed) and ``motivation`` carry
-    what the opset or a measurement already knows."""
+           rule: dict | None = None, testing: dict | None = None, motivation: str | None = None,
+           removed_rule: dict | None = None, companions: Companions | None = None) -> str:
+    """The template filled in; ``schema``, ``rule``, ``testing`` (the hints being changed, or an added op's first
+    hints) and ``motivation`` carry what the opset or a measurement already knows. For an add-op,
+    ``removed_rule`` is the rule that decomposes the op today (the proposal drops it) and ``companions`` what the
+    shared files already hold for it."""
     return environment().get_template("proposal.md.j2").render(
         id=id, type=type, title=title, op=op or "aten::TODO", author=author, date=date, schema=schema, rule=rule,
         rule_block=textwrap.indent(yamlio.dump({"rule": rule}), "    ") if rule else "",
         testing_block=textwrap.indent(yamlio.dump({"testing": testing or {}}), "    "), motivation=motivation,
+        removed_rule=removed_rule, companions=companions, categories=categories(), call=torch_call(op or "aten::TODO"),
     )
+
+
+def categories() -> list[str]:
+    """The categories a core op may have, as the schema lists them."""
+    schema = json.loads((resources.schema_dir() / "core_ops.schema.json").read_text(encoding="utf-8"))
+    return list(schema["$defs"]["op"]["properties"]["category"]["enum"])
+
+
+def torch_call(op: str) -> str:
+    """How Python calls the op: aten::add.Tensor -> torch.ops.aten.add.Tensor, aten::abs -> torch.ops.aten.abs.default."""
+    namespace, _, name = op.partition("::")
+    base, _, overload = name.partition(".")
+    return f"torch.ops.{namespace}.{base}.{overload or 'default'}"
 
 
 def create(directory: Path, *, type: str, title: str, op: str | None = None, author: str | None = None,
