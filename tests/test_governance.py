@@ -59,7 +59,8 @@ def test_accepted_without_a_decision_record_is_refused(ws, capsys):
     path.write_text(proposal(2, "accepted", extra=ACCEPTED + "decision: null\n"))
     code, lines = check_lines(ws, capsys, path)
     assert code == 1
-    assert lines == [f"{path}:7:1: status accepted needs a `decision` record (date, reviewers or record, reasons)"]
+    assert lines == [f"{path}:7:1: status accepted needs a `decision` record (date, reviewers or record, reasons): "
+                     "pass --reviewer NAME or --record URL_OR_PATH, and --reason TEXT, to `opspec proposal set-status`"]
 
 
 def test_a_decision_names_reviewers_or_a_record_and_gives_reasons(ws, capsys):

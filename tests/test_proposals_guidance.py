@@ -1,5 +1,5 @@
-"""What `opspec proposal new` and `check` tell an author: refusals that name the flag and the limit, and a scaffold
-that holds every change and follow-up the op needs."""
+"""What `opspec proposal new`, `check` and `set-status` tell an author: refusals that name the flag or field and
+the limit, a scaffold that holds every change and follow-up the op needs, and the next step after each command."""
 from __future__ import annotations
 
 import re
@@ -76,6 +76,8 @@ def test_an_add_op_scaffold_drops_the_rule_that_decomposes_the_op(ws, capsys):
                          "--op", "aten::var_mean.correction", capsys=capsys)
     assert code == 0, err
     path = ws / out[0]
+    assert err == [f"next: replace every TODO and each section's template text, then run `opspec proposal check "
+                   f"{out[0]}`; its `## Follow-up` section lists what else a new core op needs"]
     text = path.read_text()
     front = text.split("\n---\n", 1)[0]
     assert front.split("changes:\n", 1)[1] == (
@@ -175,7 +177,7 @@ def test_a_drift_draft_drops_the_rule_of_an_op_torch_now_tags_core(ws):
     assert changes[1]["testing"] == {"dtypes": ["float32"]}
 
 
-# --- check: what an accepted add-op still needs ----------------------------------------------
+# --- check: what is missing, and what comes next ---------------------------------------------
 
 
 BUCKETIZE = "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"
@@ -223,3 +225,112 @@ def test_a_release_does_not_make_an_undescribed_op_core(ws, capsys):
     assert not (ws / "opset" / "2026.12").exists()
     (ws / "opset" / "descriptions.yaml").write_text(DESCRIBED)
     assert main(["release", "--root", str(ws), "--date", "2026-12-01", "2026.12"]) == 0
+
+
+@pytest.mark.parametrize("status,extra,described,step", [
+    ("draft", "", False, "move it to review: `opspec proposal set-status 2 review --target-version 2026.12`"),
+    ("draft", "target_version: '2027.03'\n", False, "move it to review: `opspec proposal set-status 2 review`"),
+    ("review", "", False, "describe aten::bucketize.Tensor in {descriptions} (the proposal's `## Follow-up` section "
+                          "says what to write), which acceptance needs"),
+    ("review", "", True, "record the measurements acceptance needs: `opspec proposal measure 2`"),
+    ("review", MEASURED, True, "after the review, record the decision: `opspec proposal set-status 2 accepted "
+                               "--resolution TEXT --target-version 2026.12 --reviewer NAME --reason TEXT` (or rejected, "
+                               "deferred or withdrawn; draft to rework it)"),
+    ("accepted", ACCEPTED + MEASURED, True, "`opspec release 2026.12` applies it and marks it implemented"),
+    ("deferred", "resolution: Deferred to a later review.\n", True,
+     "`opspec proposal set-status 2 draft` when work on it resumes"),
+    ("withdrawn", "resolution: Withdrawn by the authors.\n", True, "nothing more: withdrawn is final"),
+])
+def test_a_clean_check_names_the_next_step(ws, capsys, status, extra, described, step):
+    if described:
+        (ws / "opset" / "descriptions.yaml").write_text(DESCRIBED)
+    path = ws / "proposals" / "0002-add.md"
+    path.write_text(add_op(status, extra))
+    init_repo(ws)  # committed: the step is the move itself
+    code, out, err = run(ws, "check", "--no-torch", str(path), capsys=capsys)
+    assert (code, out) == (0, [])
+    assert err[-2:] == ["1 proposal(s) checked, no findings",
+                        "next: " + step.format(descriptions=ws / "opset" / "descriptions.yaml")]
+
+
+def test_a_move_waits_for_the_commit(ws, capsys):
+    path = ws / "proposals" / "0002-add.md"
+    path.write_text(add_op("draft"))
+    _, _, err = run(ws, "check", "--no-torch", str(path), capsys=capsys)
+    assert err[-1] == (f"next: commit {path}, then move it to review: `opspec proposal set-status 2 review "
+                       "--target-version 2026.12`")
+
+
+def test_findings_end_with_what_to_do(ws, capsys):
+    path = ws / "proposals" / "0002-add.md"
+    path.write_text(add_op("draft").replace("title: Process proposal number 2", "title: Add"))
+    code, out, err = run(ws, "check", "--no-torch", str(path), capsys=capsys)
+    assert code == 1
+    assert out == [f"{path}:3:1: title: 'Add' is too short (3 characters, at least 5)"]
+    assert err[-1] == f"next: fix each finding above, then run `opspec proposal check {path}` again"
+
+
+@pytest.mark.parametrize("replace,with_,message", [
+    ("rationale: A sorted lookup that no core op expresses.", "rationale: Sorted lookup.",
+     "changes/0/rationale: 'Sorted lookup.' is too short (14 characters, at least 20)"),
+    ("  - Ada Lovelace\n", "  - A\n", "authors/0: 'A' is too short (1 character, at least 2)"),
+    ("authors:\n  - Ada Lovelace\n", "authors: []\n", "authors: [] should be non-empty (0 items, at least 1)"),
+])
+def test_a_length_finding_gives_the_length_and_the_limit(ws, replace, with_, message):
+    path = ws / "proposals" / "0002-add.md"
+    text = add_op("draft")
+    assert replace in text
+    path.write_text(text.replace(replace, with_))
+    assert [f.message for f in checking.check(ws / "proposals", ws / "opset", files=[path]).findings] == [message]
+
+
+@pytest.mark.parametrize("status,extra,message", [
+    ("accepted", "resolution: Accepted at the review.\n", "status accepted needs `target_version` (the version the "
+     "changes go into): pass --target-version V to `opspec proposal set-status`"),
+    ("rejected", "", "status rejected needs `resolution` (why, for the record): pass --resolution TEXT to "
+     "`opspec proposal set-status`"),
+    ("superseded", "resolution: Accepted at the review.\ntarget_version: '2026.11'\nreleased_in: '2026.11'\n",
+     "status superseded needs `superseded_by` (the proposal that replaces it): pass --superseded-by ID to "
+     "`opspec proposal set-status`"),
+])
+def test_a_missing_field_names_the_flag_that_writes_it(ws, status, extra, message):
+    path = ws / "proposals" / "0002-second.md"
+    path.write_text(process_proposal(2, status, extra))
+    assert message in [f.message for f in checking.check(ws / "proposals", ws / "opset", files=[path]).findings]
+
+
+# --- set-status: what follows the move, and the option that writes a refused field -------------
+
+
+@pytest.fixture
+def committed(ws: Path) -> Path:
+    (ws / "proposals" / "0002-add.md").write_text(add_op("review"))
+    (ws / "opset" / "descriptions.yaml").write_text(DESCRIBED)
+    init_repo(ws)
+    return ws
+
+
+def test_set_status_says_what_follows_the_move(committed, capsys):
+    code, out, err = run(committed, "set-status", "2", "withdrawn", "--resolution", "Withdrawn by the authors.",
+                         "--date", "2026-11-04", capsys=capsys)
+    assert code == 0
+    assert out == [f"{committed / 'proposals' / '0002-add.md'}: review -> withdrawn"]
+    assert err == ["next: commit this move; nothing more: withdrawn is final"]
+
+
+def test_set_status_back_to_draft_names_the_move_to_review(committed, capsys):
+    code, _, err = run(committed, "set-status", "2", "draft", "--date", "2026-11-04", capsys=capsys)
+    assert code == 0
+    assert err == ["next: commit this move (one status move per commit), then move it to review: "
+                   "`opspec proposal set-status 2 review --target-version 2026.12`"]
+
+
+def test_set_status_names_the_flag_of_a_refused_field(committed, capsys):
+    path = committed / "proposals" / "0002-add.md"
+    code, _, err = run(committed, "set-status", "2", "rejected", "--resolution", "No.", "--reviewer", "Ada Lovelace",
+                       "--reason", "Too short", capsys=capsys)
+    assert code == 1
+    assert err == [
+        f"{path}:10:1: resolution: 'No.' is too short (3 characters, at least 10); --resolution TEXT writes it",
+        f"{path}:16:7: decision/reasons/0: 'Too short' is too short (9 characters, at least 20); --reason TEXT writes it",
+    ]

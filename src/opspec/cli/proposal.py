@@ -10,7 +10,7 @@ from pathlib import Path
 
 from opspec.cli import UsageError, checkout, pathargs
 from opspec.proposals import check as checking
-from opspec.proposals import edit
+from opspec.proposals import edit, nextstep
 from opspec.proposals.companions import SharedFiles
 from opspec.proposals.model import STATUSES, TYPES
 from opspec.proposals.opsetview import OpsetView, base_version, read_index, read_view
@@ -94,7 +94,9 @@ def run_new(args) -> int:
     from opspec.proposals.scaffold import create  # jinja2: only this action needs it
 
     path = create(ws.proposals, type=args.type, title=title, op=args.op, author=args.author, date=date, **known)
-    print(checking.display_path(path))
+    display = checking.display_path(path)
+    print(display)
+    print(f"next: {nextstep.after_new(display, args.type)}", file=sys.stderr)
     return 0
 
 
@@ -163,8 +165,15 @@ def run_check(args) -> int:
     count = len(result.files)
     if result.findings:
         print(f"{len(result.findings)} finding(s) in {count} proposal(s)", file=sys.stderr)
+        flagged = sorted({finding.mark.path for finding in result.findings})
+        print(f"next: {nextstep.after_findings(flagged)}", file=sys.stderr)
         return 1
     print(f"{count} proposal(s) checked, no findings", file=sys.stderr)
+    if len(result.files) == 1 and result.proposals:  # several proposals have no one next step
+        parsed = result.files[0]
+        step = nextstep.after_check(parsed.proposal, parsed.display, read_index(ws.opset),
+                                    SharedFiles(ws.opset), checking.uncommitted(parsed.path))
+        print(f"next: {step}", file=sys.stderr)
     return 0
 
 
@@ -285,8 +294,11 @@ def run_set_status(args) -> int:
     problems = result.findings
     if problems:
         for finding in problems:
-            print(finding, file=sys.stderr)
+            flag = checking.set_status_flag(finding)
+            print(f"{finding}; {flag} writes it" if flag else finding, file=sys.stderr)
         return 1
     atomic.write_text(path, text)
     print(f"{display}: {p.status} -> {args.status}")
+    moved = result.files[0].proposal
+    print(f"next: {nextstep.after_move(moved, index, SharedFiles(ws.opset))}", file=sys.stderr)
     return 0

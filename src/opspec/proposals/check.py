@@ -30,6 +30,11 @@ from opspec.spec.model import version_key
 from opspec.spec.yamlio import DataError, Mark, mark_of
 
 CHECK_EXAMPLES = 25  # per dtype: enough to catch a wrong candidate, quick enough for every CI run
+# The set-status option that writes each field, named in the findings about the field.
+SET_STATUS_FLAGS = {"resolution": "--resolution TEXT", "target_version": "--target-version V",
+                    "superseded_by": "--superseded-by ID", "decision": "--reviewer NAME or --record URL_OR_PATH",
+                    "decision/reviewers": "--reviewer NAME", "decision/record": "--record URL_OR_PATH",
+                    "decision/reasons": "--reason TEXT"}
 
 
 class GitError(Exception):
@@ -123,6 +128,16 @@ def check(
     return result
 
 
+def set_status_flag(finding: Finding) -> str | None:
+    """The set-status option that writes the field a schema finding is about (``decision/reasons/0: ...``)."""
+    field = finding.message.split(": ", 1)[0].split("/")
+    for length in range(len(field), 0, -1):
+        flag = SET_STATUS_FLAGS.get("/".join(field[:length]))
+        if flag:
+            return flag
+    return None
+
+
 def _ids(files: Iterable[ParsedFile]) -> dict[int, list[ParsedFile]]:
     found: dict[int, list[ParsedFile]] = {}
     for parsed in files:
@@ -158,7 +173,9 @@ def _cross_field(parsed: ParsedFile, p: Proposal, known: dict[int, list[ParsedFi
 
     def need(key: str, why: str) -> None:
         if p.meta.get(key) in (None, "", []):
-            findings.append(Finding(at("status"), f"status {p.status} needs `{key}` ({why})"))
+            flag = SET_STATUS_FLAGS.get(key)
+            how = f": pass {flag} to `opspec proposal set-status`" if flag else ""
+            findings.append(Finding(at("status"), f"status {p.status} needs `{key}` ({why}){how}"))
 
     if p.status in ("accepted", "implemented", "superseded"):
         need("resolution", "the decision and where it was taken")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any, Mapping
 
 from opspec.proposals.model import DECIDED_STATUSES, Proposal
 from opspec.proposals.parse import ParsedFile, find_sections
@@ -69,7 +70,28 @@ def decision_findings(parsed: ParsedFile, p: Proposal) -> list[Finding]:
     if p.status not in DECIDED_STATUSES or p.decision:
         return []
     return [Finding(parsed.mark("status"),
-                    f"status {p.status} needs a `decision` record (date, reviewers or record, reasons)")]
+                    f"status {p.status} needs a `decision` record (date, reviewers or record, reasons): pass "
+                    f"--reviewer NAME or --record URL_OR_PATH, and --reason TEXT, to `opspec proposal set-status`")]
+
+
+def measurements(p: Proposal) -> list[tuple[int, Mapping[str, Any], str, str, Mapping[str, Any] | None]]:
+    """(position, change, check, op, the latest evidence of that check for that op or None) for every change that
+    needs a measurement."""
+    latest = {}
+    for item in p.evidence:  # the last entry of a check for an op is what counts
+        latest[(item["check"], item["op"])] = item
+    found = []
+    for position, change in enumerate(p.changes):
+        check = EVIDENCE_FOR_ACTION.get(change["action"])
+        if check is not None:
+            name = change.get("op") or change.get("rule", {}).get("op")
+            found.append((position, change, check, name, latest.get((check, name))))
+    return found
+
+
+def unmeasured(p: Proposal) -> bool:
+    """Whether some change still lacks a passing measurement."""
+    return any(item is None or item["result"] != "pass" for *_, item in measurements(p))
 
 
 def evidence_findings(parsed: ParsedFile, p: Proposal) -> list[Finding]:
@@ -79,21 +101,12 @@ def evidence_findings(parsed: ParsedFile, p: Proposal) -> list[Finding]:
         return []
     findings = []
     changes = parsed.meta["changes"]
-    latest = {}
-    for item in p.evidence:  # the last entry of a check for an op is what counts
-        latest[(item["check"], item["op"])] = item
-    for position, change in enumerate(p.changes):
-        action = change["action"]
-        check = EVIDENCE_FOR_ACTION.get(action)
-        if check is None:
-            continue
+    for position, change, check, name, item in measurements(p):
         here = mark_of(changes, position, parsed.mark("changes"))
-        name = change.get("op") or change.get("rule", {}).get("op")
-        if action == "add-op":
+        if change["action"] == "add-op":
             for key, why in (("schema", "the schema torch prints"), ("testing", "hints for drawing valid inputs")):
                 if key not in change:
                     findings.append(Finding(here, f"changes/{position}: an accepted add-op states `{key}` ({why})"))
-        item = latest.get((check, name))
         if item is None:
             findings.append(Finding(here, f"changes/{position}: accepted without `{check}` evidence for {name}; "
                                           f"run `opspec proposal measure {p.id}`"))
