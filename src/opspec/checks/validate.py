@@ -21,7 +21,6 @@ from opspec.spec import compatibility as compatibility_policy
 from opspec.spec import formulas
 from opspec.spec import errata, load, manifests, references, released, yamlio
 from opspec.spec import special_cases as spec_cases
-from opspec.spec.errors import OpsetError
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
     BookkeepingOp,
@@ -42,6 +41,7 @@ class Report:
     missing: list[Finding] = field(default_factory=list)  # ops without special cases, per file (not yet findings)
     unusable: bool = False  # some file could not be parsed at all
     checked_versions: list[str] = field(default_factory=list)
+    opsets: dict[str, Opset] = field(default_factory=dict, repr=False)  # the clean versions, for the checks after
 
     @property
     def exit_code(self) -> int:
@@ -84,6 +84,7 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
     # torch its entry names; only the newest version and drafts must agree with the installed torch.
     newest = max((info.version for info in infos), key=version_key, default=None)
     clean_ops: dict[str, LoadedFile] = {}  # the versions whose op files load cleanly, for the policy check
+    read: dict[str, tuple] = {}  # version -> (info, ops, rules, bookkeeping) as read, to build the model from once
     for position, info in enumerate(infos):
         if not (root / info.version).is_dir():
             continue
@@ -107,8 +108,10 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             report.unusable |= bookkeeping.data is None
             if not bookkeeping.findings:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
+        read[info.version] = (info, ops_file, rules_file, bookkeeping)
     report.findings += _check_policy(root, infos, clean_ops, use_torch)
-    opsets = _clean_opsets(root, report)
+    opsets = _clean_opsets(report, read)
+    report.opsets = {opset.version: opset for opset in opsets}
     rows = spec_cases.read(root=root)  # read once: the row check, the errata and the formulas all use them
     findings, missing = special_cases.validate_findings(root, opsets, use_torch, rows)
     report.findings += findings
@@ -157,14 +160,12 @@ def _check_errata(root: Path, opsets: list[Opset], report: Report, rows: tuple[d
     return errata.findings(found, {opset.version: opset for opset in opsets}, cases, manifests.load_bundled())
 
 
-def _clean_opsets(root: Path, report: Report) -> list[Opset]:
-    """The versions that load cleanly, oldest first: special cases are judged against these."""
+def _clean_opsets(report: Report, read: dict[str, tuple]) -> list[Opset]:
+    """Every version, oldest first, when all of them are clean (from the files as read): special cases are judged
+    against these."""
     if report.findings:
         return []
-    try:
-        return [load.load_opset(version, root) for version in sorted(report.checked_versions, key=version_key)]
-    except OpsetError:
-        return []
+    return [load.opset_from(*read[version]) for version in sorted(read, key=version_key)]
 
 
 def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, use_torch: bool) -> list[Finding]:

@@ -84,7 +84,8 @@ def _checked(root: Path, backends: Path, args):
             from opspec.bridge import torch_ops
 
             known = torch_ops.all_aten_schemas()
-        report.findings += manifests.manifest_findings(backends, lambda version: load.load_opset(version, root), known)
+        opset = lambda version: report.opsets.get(version) or load.load_opset(version, root)  # noqa: E731
+        report.findings += manifests.manifest_findings(backends, opset, known)
     return report
 
 

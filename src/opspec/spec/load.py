@@ -274,9 +274,14 @@ def _load_opset(version: str, root: Path) -> Opset:
     ops_file, rules_file = read_version(root, version)
     bookkeeping_file = read_bookkeeping(root, version)
     _require_clean(ops_file, rules_file, *([bookkeeping_file] if bookkeeping_file else []))
+    return opset_from(infos[version], ops_file, rules_file, bookkeeping_file)
+
+
+def opset_from(info: VersionInfo, ops_file: LoadedFile, rules_file: LoadedFile, bookkeeping_file: LoadedFile | None) -> Opset:
+    """The version whose files were read already (:func:`read_version`, :func:`read_bookkeeping`) and are clean."""
     return Opset(
-        version=version,
-        info=infos[version],
+        version=info.version,
+        info=info,
         ops=tuple(CoreOp.from_dict(entry) for entry in ops_file.data["ops"]),
         rules=tuple(DecompositionRule.from_dict(entry) for entry in rules_file.data["rules"]),
         bookkeeping=tuple(BookkeepingOp.from_dict(e) for e in bookkeeping_file.data["ops"]) if bookkeeping_file else (),
