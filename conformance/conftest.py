@@ -39,12 +39,22 @@ settings.register_profile(
 # the same verdict every run; random exploration is asked for by name (`make explore`).
 settings.load_profile(os.environ.get("OPSPEC_HYPOTHESIS_PROFILE") or "ci")
 
-NO_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available on this machine")
+CUDA = torch.cuda.is_available()
 
 
 def device_params() -> list:
-    """cpu always; cuda as a case that shows up skipped, with the reason, where it is absent."""
-    return [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=NO_CUDA)]
+    """cpu always; cuda where it is available (elsewhere `with_cuda_note` stands for all its cases at once)."""
+    return [pytest.param("cpu", id="cpu"), *([pytest.param("cuda", id="cuda")] if CUDA else [])]
+
+
+def with_cuda_note(params: list) -> list:
+    """The params, and where CUDA is absent one skipped case saying how many cuda cases were not generated
+    (one line, rather than a skipped twin of every cpu case)."""
+    if CUDA:
+        return params
+    twins = sum(1 for param in params if param.id.endswith("-cpu"))
+    reason = f"CUDA is not available on this machine: the {twins} cuda cases are not generated"
+    return [*params, pytest.param(None, id="cuda-absent", marks=pytest.mark.skip(reason=reason))]
 
 
 def pytest_addoption(parser):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from conftest import device_params
+from conftest import device_params, with_cuda_note
 
 from opspec.conform import backends, cases, expectations
 from opspec.conform.runner import CaseRunner, Settings
@@ -50,8 +50,8 @@ def pytest_generate_tests(metafunc):
     for op in load.load_opset(version).active_ops():
         for device in device_params():
             for case in cases.cases_for([op], DTYPES, [device.values[0]]):
-                params.append(pytest.param((backend, version, case), id=case.id, marks=device.marks))
-    metafunc.parametrize("backend_case", params)
+                params.append(pytest.param((backend, version, case), id=case.id))
+    metafunc.parametrize("backend_case", with_cuda_note(params))
 
 
 def test_backend(backend_case):

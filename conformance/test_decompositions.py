@@ -12,7 +12,7 @@ import functools
 
 import pytest
 import torch
-from conftest import device_params
+from conftest import device_params, with_cuda_note
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,9 +79,9 @@ def pytest_generate_tests(metafunc):
             name = str(dtype).removeprefix("torch.")
             for device in device_params():
                 case = (version, rule.op, dtype, device.values[0])
-                marks = [*device.marks, *expectation_marks(version, test, rule.op, name, device.values[0])]
+                marks = expectation_marks(version, test, rule.op, name, device.values[0])
                 cases.append(pytest.param(case, id=f"{rule.op.removeprefix('aten::')}-{name}-{device.id}", marks=marks))
-    metafunc.parametrize("rule_case", cases)
+    metafunc.parametrize("rule_case", with_cuda_note(cases))
 
 
 def _special_case_params(metafunc):
@@ -95,10 +95,10 @@ def _special_case_params(metafunc):
             continue  # test_values already says why an absent rule is skipped
         for name in decomp_check.special_case_dtypes(subject(version, rule.op), rows):
             for device in device_params():
-                marks = [*device.marks, *expectation_marks(version, "special_cases", rule.op, name, device.values[0])]
+                marks = expectation_marks(version, "special_cases", rule.op, name, device.values[0])
                 cases.append(pytest.param((version, rule.op, name, device.values[0]),
                                           id=f"{rule.op.removeprefix('aten::')}-{name}-{device.id}", marks=marks))
-    metafunc.parametrize("special_case", cases)
+    metafunc.parametrize("special_case", with_cuda_note(cases))
 
 
 def draw_case(rule_case, data):
