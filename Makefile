@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test explore browser clean
+.PHONY: run test sweep explore browser screenshots matrix clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,8 @@ run: $(STAMP)
 	$(BIN)/opspec validate
 	$(BIN)/opspec drift
 
-# Headless Chromium for the site's browser test, from Debian's packages. Where it
-# cannot be installed (not root, no apt) the browser test skips with the reason.
+# Headless Chromium for the site's browser test, from Debian's packages: asked for by name (`make browser`),
+# never by `make test`, where the browser test skips with the reason when Chromium is missing.
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
@@ -26,9 +26,14 @@ browser:
 	  echo "chromium not installed: the browser test will be skipped"
 
 # The ci hypothesis profile is the default whatever the environment: every run draws
-# the same inputs and gives the same verdict.
-test: $(STAMP) browser
-	$(BIN)/python -m pytest -n auto -p no:cacheprovider
+# the same inputs and gives the same verdict. Tests that share one expensive run are grouped on one worker.
+test: $(STAMP)
+	$(BIN)/python -m pytest -n auto --dist loadgroup -p no:cacheprovider
+
+# The heavy sweeps left out of `make test` (marker `sweep`): every sampled repro of the committed reports whose
+# backend is installed here, not the few of each outcome that `make test` replays.
+sweep: $(STAMP)
+	$(BIN)/python -m pytest -m sweep -n auto -p no:cacheprovider
 
 # Random exploration of the conformance suite (50 fresh examples per rule and dtype):
 # new counterexamples, not a gate. What it finds is fixed or recorded, then `make test` checks it.

@@ -1,8 +1,11 @@
 """The committed conformance reports (conformance/results/*.json): valid, judged, and their repros replay their verdicts.
 
-Which repros replay: every one of an op's first dtype (float32 where the op has it: the cases of a float32 run),
-every one that failed, and a stable quarter of the rest, picked by a hash of the case. An every-dtype report has
-1,722 repros, and for a compiling backend each replay is a compile: all of them would take this suite past an hour.
+Which repros replay: those of reports whose backend is installed here (one skipped case names each missing extra).
+The full sweep (``make sweep``, marker ``sweep``) replays every repro of an op's first dtype (float32 where the op
+has it: the cases of a float32 run), every one that failed, and a stable quarter of the rest, picked by a hash of
+the case; an every-dtype report has 1,722 repros, and for a compiling backend each replay is a compile, so all of
+them would take this suite past an hour. The default run replays a stable sample of that set: a few records of
+each outcome of each report, so every kind of verdict each installed backend recorded is replayed on every run.
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ def committed() -> list[tuple[str, dict]]:
 
 
 FAILED = ("fail", "compile-error", "run-error")
-SAMPLED = 4  # one in SAMPLED of the other repros replays
+SAMPLED = 4  # one in SAMPLED of the other repros replays in the sweep
+PER_OUTCOME = 2  # records of each outcome of each report that the default run replays
 
 
 def replayed(records: list[dict]) -> list[dict]:
@@ -133,9 +137,46 @@ def test_committed_reports_name_their_repros_in_the_repository(stem, report):
                        f"publish the report with `python tools/splice_report.py conformance/results/{stem}.json`")
 
 
+def case_hash(record: dict) -> int:
+    return zlib.crc32(f"{record['op']} {record['dtype']} {record['device']}".encode())
+
+
+def sample(stem: str, records: list[dict]) -> set[int]:
+    """The records (by id) the default run replays: PER_OUTCOME of each outcome, picked by a hash of the case,
+    and every one that replays by running its whole case (its own mechanism)."""
+    picked: set[int] = {id(r) for r in records if (stem, r["op"], r["dtype"]) in WHOLE_CASE}
+    by_outcome: dict[str, list[dict]] = {}
+    for record in sorted(records, key=case_hash):
+        by_outcome.setdefault(record.get("outcome", record["status"]), []).append(record)
+    for group in by_outcome.values():
+        picked.update(id(r) for r in group[:PER_OUTCOME])
+    return picked
+
+
+def unavailable(stem: str, report: dict) -> str | None:
+    """Why none of a report's repros can replay on this machine: its backend's extra or its device is missing."""
+    if report["device"] == "cuda" and not torch.cuda.is_available():
+        return "a CUDA report replays only where CUDA is available"
+    declared = registry.lookup(report["backend"]["name"])
+    try:
+        declared.check_extra()
+    except backends.MissingExtra as err:
+        return str(err)
+    return None
+
+
 def repros() -> list:
-    return [pytest.param(stem, record, id=f"{stem}:{record['op']}-{record['dtype']}")
-            for stem, report in committed() for record in replayed(report["results"])]
+    params = []
+    for stem, report in committed():
+        why = unavailable(stem, report)
+        if why:
+            params.append(pytest.param(stem, None, id=f"{stem}:not-here", marks=pytest.mark.skip(reason=why)))
+            continue
+        records = replayed(report["results"])
+        default = sample(stem, records)
+        params += [pytest.param(stem, record, id=f"{stem}:{record['op']}-{record['dtype']}",
+                                marks=() if id(record) in default else pytest.mark.sweep) for record in records]
+    return params
 
 
 @pytest.mark.parametrize("stem, report", committed(), ids=[stem for stem, _ in committed()])
@@ -156,8 +197,6 @@ def test_committed_reports_carry_evidence_and_blame(stem, report):
 def test_every_committed_repro_replays_its_verdict(tmp_path, stem, record):
     if record["outcome"] in ("crash", "timeout"):
         pytest.skip("a crash or hang is not replayed in the test process")
-    if record["device"] == "cuda" and not torch.cuda.is_available():
-        pytest.skip("a CUDA record replays only where CUDA is available")
     elsewhere = elsewhere_only(stem, record)
     if elsewhere:
         pytest.skip(elsewhere)

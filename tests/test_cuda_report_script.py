@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.xdist_group("cuda_report")  # one worker runs both tests, so the shared run is made once
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cuda_report.sh"
 
@@ -18,17 +22,24 @@ def run(out: Path, **env: str) -> subprocess.CompletedProcess:
                                "OPSPEC_REPORT_OPS": "aten::abs", "OPSPEC_REPORT_JOBS": "1", **env})
 
 
-def test_the_script_leaves_the_report_of_every_dtype(tmp_path):
-    done = run(tmp_path / "out")
+@pytest.fixture(scope="module")
+def first(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """One whole run of the script (an inductor compile per dtype), shared by the tests that read it."""
+    out = tmp_path_factory.mktemp("first")
+    return run(out), out
+
+
+def test_the_script_leaves_the_report_of_every_dtype(first):
+    done, out = first
     assert done.returncode == 0, done.stdout + done.stderr
-    report = json.loads((tmp_path / "out" / "inductor-cpu.json").read_text())
+    report = json.loads((out / "inductor-cpu.json").read_text())
     assert {r["op"] for r in report["results"]} == {"aten::abs"} and len(report["results"]) > 1  # every dtype
-    assert (tmp_path / "out" / "inductor-cpu.log").is_file()
+    assert (out / "inductor-cpu.log").is_file()
 
 
-def test_a_journal_from_a_stopped_call_is_resumed(tmp_path):
-    first = run(tmp_path / "first")
-    report = json.loads((tmp_path / "first" / "inductor-cpu.json").read_text())
+def test_a_journal_from_a_stopped_call_is_resumed(first, tmp_path):
+    done, out = first
+    report = json.loads((out / "inductor-cpu.json").read_text())
     # what a stopped call leaves: the header and the cases finished so far, one JSON line each
     journal = tmp_path / "inductor-cpu.jsonl"
     head = {k: v for k, v in report.items() if k not in ("results", "summary", "executed", "blame", "root_causes",
@@ -36,7 +47,7 @@ def test_a_journal_from_a_stopped_call_is_resumed(tmp_path):
     kept = report["results"][:2]
     journal.write_text("\n".join(json.dumps(line) for line in [{"header": head}, *kept]) + "\n")
     resumed = run(tmp_path / "second", OPSPEC_REPORT_RESUME=str(journal))
-    assert first.returncode == resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert done.returncode == resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert f"resuming: {len(kept)} cases already recorded" in (tmp_path / "second" / "inductor-cpu.log").read_text()
     again = json.loads((tmp_path / "second" / "inductor-cpu.json").read_text())
     assert [r["dtype"] for r in again["results"]] == [r["dtype"] for r in report["results"]]
