@@ -182,7 +182,8 @@ def blame_counts(records: list[dict[str, Any]]) -> dict[str, int]:
     return {party: counts.get(party, 0) for party in BLAME}
 
 
-_NUMBERS = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|\bs\d+\b|\bu\d+\b")
+# a number standing alone: the digits inside a name (float32, int64, conv2d, s0) are part of the name
+_NUMBERS = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)|\bs\d+\b|\bu\d+\b")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 

@@ -22,7 +22,7 @@ from opspec.proposals import edit
 from opspec.proposals.changes import Draft, apply_proposal, stamp
 from opspec.proposals.model import Proposal
 from opspec.spec import compatibility as compatibility_policy
-from opspec.spec import load, yamlio
+from opspec.spec import atomic, load, yamlio
 from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.model import VERSION_RE, version_key
 from opspec.spec.workspace import Workspace
@@ -276,7 +276,7 @@ def commit(plan: Plan) -> None:
     try:
         for target, text in plan.writes.items():
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            fd, tmp = atomic.scratch_file(target)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(text)
             staged.append((Path(tmp), target))

@@ -6,11 +6,26 @@ import tempfile
 from pathlib import Path
 
 
+def default_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give a new file under the process's umask (mkstemp's files are
+    0600 whatever the umask: a report others should read would not be readable)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def scratch_file(target: Path) -> tuple[int, str]:
+    """A scratch file beside ``target`` for a rename into place, with the mode a new file gets under the umask."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.fchmod(fd, default_mode())
+    return fd, tmp
+
+
 def write_text(path: Path | str, text: str) -> None:
     """Replace ``path`` with ``text`` in one rename; the old file survives any error."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, tmp = scratch_file(target)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
