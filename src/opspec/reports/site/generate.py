@@ -99,11 +99,14 @@ def first_sentence(text: str) -> str:
 def _dtype_device_table(records, dtypes: tuple[str, ...], report_link) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """Rows per dtype (tested ones first), columns per device; each cell lists every backend's status there."""
     devices = sorted({"cpu", "cuda", *(r.device for r in records)}, key=lambda d: (d != "cpu", d != "cuda", d))
+    by_cell: dict[tuple[str, str], list] = {}
+    for r in records:
+        by_cell.setdefault((r.dtype, r.device), []).append(r)
     rows = []
     for dtype in dict.fromkeys([*dtypes, *sorted({r.dtype for r in records})]):
         cells = []
         for device in devices:
-            here = sorted((r for r in records if r.dtype == dtype and r.device == device), key=lambda r: r.backend)
+            here = sorted(by_cell.get((dtype, device), ()), key=lambda r: r.backend)
             cells.append("<br>".join(
                 f"{sanitize.cell(r.backend)}: [{sanitize.ident(r.status)}]({report_link(r)})" for r in here
             ) or "not run")

@@ -103,15 +103,27 @@ class Results:
     functionalization: dict[str, Functionalization] = field(default_factory=dict)  # backend -> its section
     notes: list[str] = field(default_factory=list)
     files: int = 0
+    _groups: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def backends(self) -> list[str]:
         return sorted({r.backend for r in self.records})
 
     def for_op(self, op: str) -> list[Record]:
-        return [r for r in self.records if r.op == op]
+        return list(self._grouped("op").get(op, ()))
 
     def for_report(self, name: str) -> list[Record]:
-        return [r for r in self.records if r.report == name]
+        return list(self._grouped("report").get(name, ()))
+
+    def _grouped(self, key: str) -> dict[str, list[Record]]:
+        """Records by one field, in their order: each op page asks for its own, and scanning all ~20,000 records
+        for each took seconds. Grouped again when the records have changed."""
+        version = (id(self.records), len(self.records))
+        if self._groups.get(key, (None,))[0] != version:
+            groups: dict[str, list[Record]] = {}
+            for record in self.records:
+                groups.setdefault(getattr(record, key), []).append(record)
+            self._groups[key] = (version, groups)
+        return self._groups[key][1]
 
     def statuses(self) -> list[str]:
         return sorted({r.status for r in self.records}, key=status_key)

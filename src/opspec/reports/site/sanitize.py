@@ -9,6 +9,7 @@ pages, so a gap here fails the build instead of shipping.
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 from html.parser import HTMLParser
@@ -20,6 +21,7 @@ CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\t]")
 SCHEME_RE = re.compile(r"(?i)\b(javascript|vbscript|livescript|data|file)(\s*):")
 MD_SPECIAL_RE = re.compile(r"([\\`*_\[\]{}()#+!|~>])")
 CODE_CHARS = {"*": "&#42;", "_": "&#95;", "`": "&#96;", "[": "&#91;", "]": "&#93;", "\\": "&#92;", "|": "&#124;"}
+CODE_TABLE = str.maketrans(CODE_CHARS)
 
 
 def escape_text(text: str) -> str:
@@ -31,13 +33,18 @@ def escape_text(text: str) -> str:
 
 def code_html(text: str) -> str:
     escaped = html.escape(CONTROL_RE.sub(" ", text), quote=True)
-    return "".join(CODE_CHARS.get(ch, ch) for ch in escaped)
+    return escaped.translate(CODE_TABLE)
 
 
 def inline(text: str) -> str:
     """One line of plain text (a title, a name): no Markdown or HTML meaning survives."""
-    text = " ".join(str(text).split())
-    return MD_SPECIAL_RE.sub(r"\\\1", escape_text(text))
+    return _inline(str(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _inline(text: str) -> str:
+    # Report pages escape the same names, dtypes and statuses tens of thousands of times.
+    return MD_SPECIAL_RE.sub(r"\\\1", escape_text(" ".join(text.split())))
 
 
 def cell(text: str) -> str:
