@@ -38,6 +38,23 @@ def test_rows_that_hold_give_no_finding():
     assert run.stdout == ""
 
 
+def test_rows_run_on_one_thread_and_leave_the_count_as_it_was(monkeypatch):
+    seen, real_run = [], rows.run
+
+    def run(op, args, kwargs):
+        seen.append(torch.get_num_threads())
+        return real_run(op, args, kwargs)
+
+    monkeypatch.setattr(rows, "run", run)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert check_mod.check(paths=[FIXTURES / "holds.yaml"]) == []
+        assert set(seen) == {1} and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_false_row_is_refused_with_its_file_and_line():
     findings = check_mod.check(paths=[FIXTURES / "false_row.yaml"])
     assert [str(f.mark) for f in findings] == [f"{FIXTURES / 'false_row.yaml'}:7:7"]

@@ -73,7 +73,8 @@ def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = N
     device ends the run with DeviceFaulted, after ``on_row`` has heard of it."""
     from opspec.testing import native_warnings  # torch: imported here so validate runs without it
 
-    with native_warnings.held_back():  # rows call kernels at their edges on purpose: their C++ warnings are noise
+    # Rows call kernels at their edges on purpose (their C++ warnings are noise), on small tensors (one thread).
+    with native_warnings.held_back(), torch_ops.single_threaded():
         return _run_cases(cases, opset, device, done, on_row or (lambda *_: None))
 
 
