@@ -5,11 +5,23 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from opspec.checks import result_cache
 from opspec.cli import main
 from opspec.cli import validate as validate_cli
 
 SUMMARY_TIME = re.compile(r"; \d+\.\d+s(, unchanged since the last run)?\)$")
+
+
+@pytest.fixture(autouse=True)
+def steady_source(tmp_path, monkeypatch) -> Path:
+    """opspec's source as the key sees it, held still: a checkout being edited beside the tests changes no key."""
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "module.py").write_text("VALUE = 1\n")
+    monkeypatch.setattr(result_cache, "SOURCE", source)
+    return source
 
 
 def run(capsys, *argv: str) -> tuple[int, list[str], bool]:
@@ -24,14 +36,15 @@ def stored(cache: Path) -> list[Path]:
     return sorted((cache / "validate").glob("*.json")) if (cache / "validate").is_dir() else []
 
 
-def test_the_repository_opset_reused_prints_what_a_full_run_prints(capsys):
-    fresh = run(capsys)
+def test_the_opset_reused_prints_what_a_full_run_prints(opset_copy, capsys):
+    fresh = run(capsys, "--opset", str(opset_copy))
     assert fresh[0] == 0 and not fresh[2]
-    again = run(capsys)
+    again = run(capsys, "--opset", str(opset_copy))
     assert again[2] and again[:2] == fresh[:2]
 
 
-def test_a_clean_result_is_reused_until_an_input_changes_and_findings_are_never_kept(opset_copy, capsys, monkeypatch):
+def test_a_clean_result_is_reused_until_an_input_changes_and_findings_are_never_kept(opset_copy, capsys, monkeypatch,
+                                                                                      steady_source):
     cache = Path(result_cache.folder())
     clean = run(capsys, "--opset", str(opset_copy), "--no-torch")
     assert clean[0] == 0 and not clean[2] and len(stored(cache)) == 1
@@ -46,6 +59,8 @@ def test_a_clean_result_is_reused_until_an_input_changes_and_findings_are_never_
 
     errata.write_text(text, encoding="utf-8")
     assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], True)
+    (steady_source / "module.py").write_text("VALUE = 2\n")  # opspec's code changed: another key
+    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], False)
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")  # steers the kernels: another key
     assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], False)
 

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 from opspec.spec import atomic, resources
 
 CACHE_ENV = "OPSPEC_CACHE_DIR"
+SOURCE = resources.PACKAGE  # opspec's own code, part of every key
 # Packages whose version can change a verdict: kernels, drawn inputs, schema checks, YAML parsing.
 PACKAGES = ("torch", "hypothesis", "jsonschema", "referencing", "PyYAML", "numpy")
 # Environment variables that steer kernels (CPU capability, threads, devices) or torch itself.
@@ -41,7 +42,7 @@ def key(inputs: Iterable[Path], facts: Iterable[str]) -> str:
     digest = hashlib.sha256()
     for part in [*facts, *_environment()]:
         digest.update(part.encode() + b"\0")
-    for root in [*inputs, resources.PACKAGE]:
+    for root in [*inputs, SOURCE]:
         digest.update(str(root).encode() + b"\0")
         for path in _files(Path(root)):
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
