@@ -130,9 +130,9 @@ def check(
 
 def set_status_flag(finding: Finding) -> str | None:
     """The set-status option that writes the field a schema finding is about (``decision/reasons/0: ...``)."""
-    field = finding.message.split(": ", 1)[0].split("/")
-    for length in range(len(field), 0, -1):
-        flag = SET_STATUS_FLAGS.get("/".join(field[:length]))
+    path = finding.message.split(": ", 1)[0].split("/")
+    for length in range(len(path), 0, -1):
+        flag = SET_STATUS_FLAGS.get("/".join(path[:length]))
         if flag:
             return flag
     return None
