@@ -42,7 +42,7 @@ def test_two_workers_give_the_verdicts_of_one(tmp_path, capsys):
 def test_a_crash_and_a_hang_cost_their_own_cases_only(tmp_path):
     # cases of two workers share the cores: a timeout that leaves room for that, and still ends the hang
     args = ["--backend", "conform_faults:faulty", "--ops", "relu,sin,ceil,cos,neg,trunc,floor", "--isolate",
-            "--timeout", "30", "--no-expectations"]
+            "--timeout", "15", "--no-expectations"]
     _, one = conform(tmp_path / "one.json", *args, "-j", "1")
     code, two = conform(tmp_path / "two.json", *args, "-j", "3")
     assert code == 1

@@ -1,0 +1,76 @@
+"""Time what a newcomer runs first, on a fresh clone of this repository's HEAD.
+
+    python benchmarks/first_hour.py [--out benchmarks/results/first_hour.json] [--skip-test]
+
+Clones HEAD into a scratch folder and, with no environment variables but PATH and HOME
+(the Quickstart promises that nothing else is needed), runs there:
+
+- ``make test``: builds ``.venv`` from nothing and runs the test suite;
+- ``opspec validate`` with an empty result cache, then again with nothing changed;
+- ``opspec site build`` into a scratch folder.
+
+Each step's wall time, exit status and the load average around it are written as JSON; a
+step that fails stops the run (its output's tail is printed). On a shared machine the wall
+time is mostly waiting for a core: say what else ran when you quote a number.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def clean_env(home: Path, cache: Path) -> dict[str, str]:
+    """PATH and HOME only; the validate cache goes to a folder of this run (so it starts empty)."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "XDG_CACHE_HOME": str(cache)}
+
+
+def step(name: str, command: list[str], cwd: Path, env: dict[str, str]) -> dict:
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = round(time.perf_counter() - started, 1)
+    result = {"command": " ".join(command), "wall_s": wall, "exit": done.returncode,
+              "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
+              "tail": (done.stdout + done.stderr).strip().splitlines()[-3:]}
+    print(f"{name}: {wall} s, exit {done.returncode} (load {result['load_before']} -> {result['load_after']})")
+    if done.returncode != 0:
+        print((done.stdout + done.stderr)[-3000:], file=sys.stderr)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "first_hour.json")
+    parser.add_argument("--skip-test", action="store_true", help="set up .venv without running the tests")
+    args = parser.parse_args()
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    results: dict = {"commit": head, "machine": platform.machine(), "cores": os.cpu_count(),
+                     "python": platform.python_version(), "steps": {}}
+    with tempfile.TemporaryDirectory(prefix="opspec-first-hour-") as scratch:
+        clone, home = Path(scratch) / "opspec", Path(scratch) / "home"
+        home.mkdir()
+        subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+        env = clean_env(home, Path(scratch) / "cache")
+        plan = [("make test", ["make", ".venv/.installed" if args.skip_test else "test"]),
+                ("validate, empty cache", [".venv/bin/opspec", "validate"]),
+                ("validate, nothing changed", [".venv/bin/opspec", "validate"]),
+                ("site build", [".venv/bin/opspec", "site", "build", "--out", str(Path(scratch) / "site")])]
+        for name, command in plan:
+            results["steps"][name] = step(name, command, clone, env)
+            if results["steps"][name]["exit"] != 0:
+                break
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    return max(step["exit"] for step in results["steps"].values())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
