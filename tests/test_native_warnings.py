@@ -1,9 +1,11 @@
 """C++ warnings of kernels called on purpose at their edges stay off the terminal; other native output does not."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -41,3 +43,69 @@ def test_no_native_warning_reaches_the_terminal(argv, tmp_path):
     result = subprocess.run([sys.executable, "-m", "opspec", *argv], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("[W")] == []
+
+
+# Every other subcommand, run one after another in one interpreter (one torch import for all of them); a marker
+# line before each tells whose output a line is. `drift` and `site build` take the better part of a minute each:
+# they run in the sweep (`make sweep`).
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "conformance" / "golden" / "2026.12"
+HISTORY = sorted((ROOT / "conformance" / "results" / "history" / "aot_eager-cpu").glob("*.json"))
+EVERY_COMMAND = [
+    ("ops", "--format", "json"),
+    ("show", "aten::var.correction"),
+    ("diff", "2026.11", "2026.12"),
+    ("proposal", "list"),
+    ("proposal", "check", str(ROOT / "proposals" / "0004-add-bucketize-to-the-core-set.md")),
+    ("check-program", str(GOLDEN / "normalization.pt2")),
+    ("upgrade", str(GOLDEN / "normalization.pt2"), "--to", "2026.12", "--out", "{tmp}/upgraded.pt2"),
+    ("coverage", "opspec.examples.models:mlp", "--backend", "eager"),
+    ("conform", "--backend", "eager", "--ops", "aten::var.correction", "--dtypes", "float32", "float16",
+     "--shard", "1/1", "--report", "{tmp}/var.json"),
+    ("report", "merge", "{tmp}/var.json", "--out", "{tmp}/merged.json"),
+    ("history", "changes", str(HISTORY[0]), str(HISTORY[-1])),
+    ("accuracy", "--ops", "aten::sigmoid", "--dtypes", "bfloat16"),
+]
+SLOW_COMMANDS = [("drift",), ("site", "build", "--out", "{tmp}/site")]
+DRIVER = """
+import os, sys, json
+from opspec.cli import main
+for argv in json.loads(sys.argv[1]):
+    sys.stdout.flush(); sys.stderr.flush()
+    os.write(2, ("=== " + " ".join(argv) + "\\n").encode())
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    sys.stdout.flush(); sys.stderr.flush()
+    os.write(2, ("=== exit " + str(code) + "\\n").encode())
+"""
+
+
+def native_warnings_of(commands: list[tuple[str, ...]], tmp_path: Path) -> dict[str, list[str]]:
+    """Each command's ``[W`` lines (and its exit code, which must not be 2: a usage error checks nothing)."""
+    argvs = [[arg.replace("{tmp}", str(tmp_path)) for arg in argv] for argv in commands]
+    env = {**os.environ, "OPSPEC_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(argvs)], capture_output=True, text=True,
+                          env=env, cwd=tmp_path)
+    found: dict[str, list[str]] = {}
+    current = None
+    for line in done.stderr.splitlines():
+        if line.startswith("=== exit "):
+            assert line != "=== exit 2", f"{current}: usage error\n{done.stderr[-2000:]}"
+        elif line.startswith("=== "):
+            current = line[4:]
+            found[current] = []
+        elif line.startswith("[W") and current is not None:
+            found[current].append(line)
+    assert len(found) == len(argvs), done.stderr[-3000:]
+    return found
+
+
+def test_no_subcommand_prints_a_native_warning(tmp_path):
+    assert {command: lines for command, lines in native_warnings_of(EVERY_COMMAND, tmp_path).items() if lines} == {}
+
+
+@pytest.mark.sweep
+def test_no_slow_subcommand_prints_a_native_warning(tmp_path):
+    assert {command: lines for command, lines in native_warnings_of(SLOW_COMMANDS, tmp_path).items() if lines} == {}
