@@ -21,7 +21,6 @@ CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\t]")
 SCHEME_RE = re.compile(r"(?i)\b(javascript|vbscript|livescript|data|file)(\s*):")
 MD_SPECIAL_RE = re.compile(r"([\\`*_\[\]{}()#+!|~>])")
 CODE_CHARS = {"*": "&#42;", "_": "&#95;", "`": "&#96;", "[": "&#91;", "]": "&#93;", "\\": "&#92;", "|": "&#124;"}
-CODE_TABLE = str.maketrans(CODE_CHARS)
 
 
 def escape_text(text: str) -> str:
@@ -33,7 +32,9 @@ def escape_text(text: str) -> str:
 
 def code_html(text: str) -> str:
     escaped = html.escape(CONTROL_RE.sub(" ", text), quote=True)
-    return escaped.translate(CODE_TABLE)
+    for char, entity in CODE_CHARS.items():  # one str.replace each: several times faster than str.translate
+        escaped = escaped.replace(char, entity)
+    return escaped
 
 
 def inline(text: str) -> str:
