@@ -223,6 +223,33 @@ def test_cli_build_and_broken_config(tmp_path, capsys):
         build(Workspace(root), out)
 
 
+
+def test_two_mkdocs_processes_build_what_one_builds(tmp_path, monkeypatch):
+    """The largest pages out of search may render in a second mkdocs: the site is the same, byte for byte."""
+    from opspec.reports.site import mkdocs_run
+
+    root = write_workspace(tmp_path / "repo")
+    folder = root / "conformance" / "results"
+    folder.mkdir(parents=True)
+    (folder / "demo.json").write_text(json.dumps({"backend": "demo", "results": [
+        {"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass"},
+        {"op": "aten::abs", "dtype": "float16", "device": "cpu", "status": "mismatch", "message": "off by *2*",
+         "repro": "import torch\nprint(torch.ops.aten.abs.default(torch.tensor([-1.0])))"}]}))
+    monkeypatch.setattr(mkdocs_run, "SIDE_MINIMUM", 10**12)
+    one = build(Workspace(root), tmp_path / "one").out
+    chosen = []
+    monkeypatch.setattr(mkdocs_run, "SIDE_MINIMUM", 0)
+    monkeypatch.setattr(mkdocs_run, "_cores", lambda: 2)
+    side_pages = mkdocs_run._side_pages
+    monkeypatch.setattr(mkdocs_run, "_side_pages", lambda *args: chosen.extend(side_pages(*args)) or set(chosen))
+    two = build(Workspace(root), tmp_path / "two").out
+    assert chosen == ["generated/reports/demo.md"]
+    files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(two) for p in two.rglob("*") if p.is_file())
+    assert [f for f in files if (one / f).read_bytes() != (two / f).read_bytes()] == []
+    assert "off by" in (two / "generated" / "reports" / "demo" / "index.html").read_text()
+    assert "## Every case" in (root / "site" / "docs" / "generated" / "reports" / "demo.md").read_text()  # not a stub
+
 # --- The repository's own data: every core op page specifies the op ---------------------------
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,15 +10,13 @@ import functools
 import http.server
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from opspec.reports.site import sanitize
+from opspec.reports.site import mkdocs_run, sanitize
 from opspec.reports.site.generate import generate
 from opspec.spec.workspace import Workspace
 
@@ -77,15 +75,10 @@ def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = Tru
             page.parent.mkdir(parents=True, exist_ok=True)
             page.write_text(text, encoding="utf-8", newline="\n")
         html_dir = scratch / "html"
-        run = subprocess.run(
-            [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(scratch / "mkdocs.yml"),
-             "-d", str(html_dir)],
-            capture_output=True, text=True, cwd=scratch, env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1"},
-        )
-        if run.returncode != 0:
-            lines = [l for l in (run.stderr + run.stdout).splitlines() if l.strip()]
-            important = [l.strip() for l in lines if "WARNING" in l or "ERROR" in l or "Error" in l] or lines[-5:]
-            raise BuildError("mkdocs build --strict failed:\n" + "\n".join(important[:20]))
+        try:
+            mkdocs_run.run(scratch, GENERATED, generated.pages, html_dir)
+        except mkdocs_run.MkdocsFailed as err:
+            raise BuildError(str(err)) from None
         problems = []
         for page in sorted((html_dir / GENERATED / "proposals").rglob("*.html")):
             for problem in sanitize.unsafe_html(page.read_text(encoding="utf-8")):
