@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import time
 from collections import defaultdict
@@ -121,10 +120,10 @@ def main(argv: list[str] | None = None) -> int:
             if record["status"] not in ("pass", "fallback"):
                 print(f"  control {record['status']} {record['op']} {record['dtype']}: {record['message'][:100]}")
     if args.out:
-        from opspec.spec import atomic
+        from opspec.spec import atomic, portable
 
         payload = {"torch": torch.__version__, "seconds": round(time.perf_counter() - started, 1), "runs": runs}
-        atomic.write_text(args.out, json.dumps(payload, indent=1) + "\n")
+        atomic.write_text(args.out, portable.portable_json(payload, indent=1))
     ok = all(r["control_right"] == r["control_cases"] and r["open_choices_passed"] == r["open_choices"] for r in runs)
     return 0 if ok else 1
 

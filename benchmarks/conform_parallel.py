@@ -27,7 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from opspec.spec import atomic, paths  # noqa: E402
+from opspec.spec import atomic, paths, portable  # noqa: E402
 
 RUN_FIELDS = ("duration_s", "repro_file")
 # A case's verdict: its status, what it would be without expectations, who computed the op, who failed, and the
@@ -107,7 +107,7 @@ def main() -> int:
               "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": runs,
               "verdict_fields": [*VERDICT_FIELDS, "expectation"],
               "cases_with_other_verdicts": differing, "cases_with_the_same_verdict_and_other_details": detail}
-    atomic.write_text(args.out, json.dumps(result, indent=2) + "\n")
+    atomic.write_text(args.out, portable.portable_json(result, REPO, indent=2))
     for r in runs[1:]:
         print(f"-j {r['jobs']}: {r['ratio_to_first']}x the speed of -j {first['jobs']}; "
               f"same verdicts: {r['same_verdicts_as_first']}")

@@ -4,7 +4,7 @@
 #   benchmarks/cuda_leg.sh OUT [WHEELS]
 #
 # WHEELS: a folder of wheels for what that python lacks (jsonschema and its needs),
-# unpacked into /tmp/site. Each step has its own time limit, so the results that
+# unpacked into a scratch folder. Each step has its own time limit, so the results that
 # finished always reach OUT: version_matrix_cuda.json (the entry "X cuda" for
 # benchmarks/results/version_matrix.json), inductor-cuda.json (the conformance
 # report) and inductor-cuda-extra.tgz (its log and repros, or its journal if it stopped).
@@ -16,8 +16,9 @@ jobs=${OPSPEC_LEG_JOBS:-12}
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
 if [ -n "$wheels" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$wheels"/*.whl || exit 1
-  export PYTHONPATH=/tmp/site
+  site=$(mktemp -d)  # a fresh folder: nothing left there by an earlier run shadows the wheels
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" "$wheels"/*.whl || exit 1
+  export PYTHONPATH=$site
 fi
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 export PYTHONUNBUFFERED=1

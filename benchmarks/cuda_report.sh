@@ -20,8 +20,9 @@ python=${PYTHON:-python3}
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
 if [ -n "$wheels" ]; then
-  "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$wheels"/*.whl || exit 1
-  export PYTHONPATH=/tmp/site
+  site=$(mktemp -d)  # a fresh folder: nothing left there by an earlier run shadows the wheels
+  "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" "$wheels"/*.whl || exit 1
+  export PYTHONPATH=$site
 fi
 # the tree's src first; the unpacked wheels after it
 export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}

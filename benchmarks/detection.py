@@ -16,7 +16,6 @@ positive. Every fault's recorded witness is re-checked first.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -29,7 +28,7 @@ import yaml
 
 from opspec.bridge import torch_ops
 from opspec.checks import decomp_check
-from opspec.spec import load
+from opspec.spec import load, portable
 from opspec.testing import compare
 from opspec.testing.strategies import op_traits
 from opspec.testing.strategies.call import map_tensors
@@ -313,7 +312,7 @@ def main(argv=None) -> int:
               "summary": summary, "entries": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     temporary = args.out.with_suffix(".tmp")
-    temporary.write_text(json.dumps(report, indent=1) + "\n")
+    temporary.write_text(portable.portable_json(report, indent=1))
     temporary.replace(args.out)  # atomic: a failed run leaves the previous results in place
     print()
     print(markdown(summary))

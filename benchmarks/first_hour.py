@@ -16,7 +16,6 @@ time is mostly waiting for a core: say what else ran when you quote a number.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import subprocess
@@ -26,6 +25,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+from opspec.spec import portable  # noqa: E402
 
 
 def clean_env(home: Path, cache: Path) -> dict[str, str]:
@@ -68,7 +69,8 @@ def main() -> int:
             results["steps"][name] = step(name, command, clone, env)
             if results["steps"][name]["exit"] != 0:
                 break
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
+        shown = portable.portable_json(results, Path(scratch), indent=1)  # the scratch paths, from the scratch folder
+    args.out.write_text(shown)
     return max(step["exit"] for step in results["steps"].values())
 
 

@@ -20,13 +20,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from opspec.spec import atomic  # noqa: E402
+from opspec.spec import atomic, portable  # noqa: E402
 
 VERSIONS = ("2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
 RESULTS = REPO / "benchmarks" / "results" / "golden_matrix.json"
@@ -87,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--versions", nargs="+", default=list(VERSIONS), metavar="X")
     parser.add_argument("--venvs", type=Path, default=Path(os.environ.get("OPSPEC_VENVS", Path.home() / ".cache" / "opspec" / "venvs")))
-    parser.add_argument("--work", type=Path, default=Path("/tmp/opspec-golden-matrix"), help="where the programs go")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "opspec-golden-matrix",
+                        help="where the programs go")
     parser.add_argument("--opset", default="2026.12")
     parser.add_argument("--skip-export", action="store_true", help="reuse the programs already in --work")
     parser.add_argument("--parallel", type=int, default=5, metavar="N", help="torch versions replaying at once")
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"export with torch {version} ...", flush=True)
             results["exported"][version] = export_with(version, pythons[version], args.work, args.opset)
             print(f"  {results['exported'][version]}", flush=True)
-            atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
+            atomic.write_text(args.out, portable.portable_json(results, REPO, indent=2, sort_keys=True))
         folders = [args.work / f"torch-{v}" for v in args.versions if (args.work / f"torch-{v}" / "index.yaml").is_file()]
         # one process per torch Y, run side by side: each mostly waits on loading programs
         with ThreadPoolExecutor(args.parallel) as pool:
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"loaded with torch {version}: {loaded.get('error') or 'ok'} ({loaded['duration_s']} s)", flush=True)
                 results["loaded"][version] = loaded
                 results["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
-                atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
+                atomic.write_text(args.out, portable.portable_json(results, REPO, indent=2, sort_keys=True))
     write_table(results)
     return 0
 

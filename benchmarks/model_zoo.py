@@ -304,16 +304,16 @@ def main() -> int:
     args = parser.parse_args()
     if args.merge:
         from opspec.examples import zoo
-        from opspec.spec import atomic
+        from opspec.spec import atomic, portable
 
         found = {m["model"]: m for path in args.merge for m in json.loads(path.read_text(encoding="utf-8"))["models"]}
-        atomic.write_text(args.out, json.dumps(summarised(in_zoo_order(found, zoo.ZOO)), indent=1) + "\n")
+        atomic.write_text(args.out, portable.portable_json(summarised(in_zoo_order(found, zoo.ZOO)), indent=1))
         return 0
     if args.markdown:
         print(markdown(json.loads(args.out.read_text(encoding="utf-8"))))
         return 0
     from opspec.examples import zoo
-    from opspec.spec import atomic
+    from opspec.spec import atomic, portable
 
     keys = args.models or list(zoo.ZOO)
     earlier = {}
@@ -329,7 +329,7 @@ def main() -> int:
         result["benchmark_s"] = round(time.perf_counter() - started, 1)
         results.append(result)
         written = in_zoo_order({**earlier, **{r["model"]: r for r in results}}, zoo.ZOO)  # --rejudge keeps the others
-        atomic.write_text(args.out, json.dumps(summarised(written), indent=1) + "\n")  # a stopped run keeps its models
+        atomic.write_text(args.out, portable.portable_json(summarised(written), indent=1))  # a stopped run keeps its models
         if "coverage_error" in result:
             print(f"{key}: {result['coverage_error']}", flush=True)
             continue
@@ -337,7 +337,7 @@ def main() -> int:
         print(f"{key}: {result['ops']} ops, op set {'ok' if result['op_set']['agrees'] else 'NO'}, {verdicts} "
               f"({result['benchmark_s']}s)", flush=True)
     data = summarised(in_zoo_order({**earlier, **{r["model"]: r for r in results}}, zoo.ZOO))
-    atomic.write_text(args.out, json.dumps(data, indent=1) + "\n")
+    atomic.write_text(args.out, portable.portable_json(data, indent=1))
     print(markdown(data))
     return 0
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from opspec.spec import atomic  # noqa: E402
+from opspec.spec import atomic, portable  # noqa: E402
 
 VERSIONS = ("2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
 STEPS = ("wheel", "validate", "special_cases", "drift", "decompositions", "inductor")
@@ -118,11 +118,11 @@ def run_steps(python: Path, key: str, args, results: dict) -> None:
         entry[step]["duration_s"] = round(time.perf_counter() - began, 1)
         print(f"torch {version}: {step}: {entry[step]['summary']} ({entry[step]['duration_s']} s)", flush=True)
         entry["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
-        atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
+        atomic.write_text(args.out, portable.portable_json(results, REPO, indent=2, sort_keys=True))
     # the steps' own times, so a run of some steps keeps the times the others were measured with
     entry["total_s"] = round(sum(data["duration_s"] for data in entry.values() if isinstance(data, dict)
                                  and "duration_s" in data), 1)
-    atomic.write_text(args.out, json.dumps(results, indent=2, sort_keys=True) + "\n")
+    atomic.write_text(args.out, portable.portable_json(results, REPO, indent=2, sort_keys=True))
 
 
 # ---- venvs ----

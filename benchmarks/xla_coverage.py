@@ -141,7 +141,7 @@ def main() -> int:
         print(markdown(json.loads(args.out.read_text(encoding="utf-8"))))
         return 0
     from opspec.examples import zoo
-    from opspec.spec import atomic
+    from opspec.spec import atomic, portable
 
     results = []
     for key in args.models or list(zoo.ZOO):
@@ -154,7 +154,7 @@ def main() -> int:
         print(f"{key}: {'agrees' if result.get('agrees') else 'disagrees'} ({result['benchmark_s']} s)", flush=True)
         results.append(result)
         data = summarised(results)
-        atomic.write_text(args.out, json.dumps(data, indent=1) + "\n")  # after each model: a long run keeps what it did
+        atomic.write_text(args.out, portable.portable_json(data, indent=1))  # after each model: a long run keeps what it did
     print(markdown(data))
     return 0
 
