@@ -96,6 +96,7 @@ def test_archive_then_archive_again_then_a_clash(tmp_path, capsys):
     entry = json.loads(written.read_text())
     assert entry["cases"] == {"aten::abs float32 cpu": "pass", "aten::neg float32 cpu": "fail"}
     assert entry["summary"] == {"fail": 1, "pass": 1} and entry["date"] == "2026-11-21T10:00:00Z"
+    assert entry["source"] == {"report": "toy-cpu.json"}  # outside the cwd: its name, not the scratch folder's path
     assert main(["history", "archive", str(path), "--into", str(into), "--date", "2026-11-21T10:00:00Z"]) == 0
     path.write_text(json.dumps(report({"aten::abs": "pass", "aten::neg": "pass"})))  # another run, the same stamp
     assert main(["history", "archive", str(path), "--into", str(into), "--date", "2026-11-21T10:00:00Z"]) == 2

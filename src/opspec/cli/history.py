@@ -64,10 +64,12 @@ def run_changes(args) -> int:
 
 
 def _shown(path: Path) -> str:
+    """The report as the entry names it: relative to the cwd, else its file name alone (a scratch folder's
+    absolute path would name the machine that archived it, not the run)."""
     try:
-        return path.resolve().relative_to(Path.cwd()).as_posix()
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
-        return str(path)
+        return path.name
 
 
 def _run_of(path: Path) -> history.Run:
