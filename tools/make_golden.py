@@ -33,7 +33,7 @@ from opspec.checks.coverage import count_ops
 from opspec.checks.models import load_model
 from opspec.conform import cases, properties
 from opspec.conform.backends.program import dynamic_shapes
-from opspec.spec import atomic, load, yamlio
+from opspec.spec import atomic, load, portable, yamlio
 from opspec.spec.errors import one_line
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,8 +106,19 @@ def export_group(names: list[str], examples: list[cases.Example], table: dict, d
     return exported, recorded
 
 
+def neutral_stack_traces(exported) -> None:
+    """Stack traces naming files from the repository or the installed package on: the saved node metadata
+    would otherwise carry the absolute paths of the checkout and the venv that exported the program."""
+    for module in exported.graph_module.modules():
+        graph = getattr(module, "graph", None)
+        for node in graph.nodes if isinstance(graph, torch.fx.Graph) else ():
+            if node.meta.get("stack_trace"):
+                node.meta["stack_trace"] = portable.portable_text(node.meta["stack_trace"], REPO)
+
+
 def save(out: Path, name: str, exported, recorded: dict) -> dict:
     path = out / f"{name}.pt2"
+    neutral_stack_traces(exported)
     extra = {programs.RECORDED: programs.recorded_text(recorded)}
     atomic.write_with(path, lambda tmp: torch.export.save(exported, str(tmp), extra_files=extra))
     return {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
