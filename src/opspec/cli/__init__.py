@@ -35,6 +35,7 @@ COMMANDS = (
     "check_program",
     "upgrade",
     "golden",
+    "accuracy",
 )
 
 

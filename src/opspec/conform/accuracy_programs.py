@@ -1,0 +1,22 @@
+"""The programs a backend's accuracy is measured with: one per op and dtype, the op over a 1-D tensor of inputs.
+
+Built like the conformance cases' programs (:func:`opspec.conform.cases.make_program`), so a backend sees the
+op as a model spelling it would give it, and the measurement judges what the backend computed.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from opspec.conform import cases
+
+
+def compiled(backend, op: str) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A kernel for ``op`` on one tensor: compiled by ``backend`` for the tensor it is first given, then run."""
+    program = cases.make_program(op, (cases.Slot(0),), {}, ())
+
+    def kernel(inputs: torch.Tensor) -> torch.Tensor:
+        return backend.compile(program, [inputs])(inputs)
+
+    return kernel
