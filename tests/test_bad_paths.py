@@ -57,7 +57,8 @@ def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
 
 
 def _path_actions(parser: argparse.ArgumentParser):
-    return [a for a in parser._actions if a.type in KINDS]
+    # a hidden option is an old spelling (opspec.cli.deprecated): its line comes first, its new spelling is swept
+    return [a for a in parser._actions if a.type in KINDS and a.help != argparse.SUPPRESS]
 
 
 def _sweep_targets():

@@ -13,14 +13,14 @@ def run(capsys, *argv):
 
 
 def test_ops_table_filters_by_category(capsys):
-    code, out, _ = run(capsys, "ops", "--category", "reduction", "--version", "2026.11")
+    code, out, _ = run(capsys, "ops", "--category", "reduction", "--opset", "2026.11")
     assert code == 0
     assert "aten::sum.dim_IntList" in out and "aten::add.Tensor" not in out
     assert "core ops in opset 2026.11" in out
 
 
 def test_ops_json_lists_all_193(capsys):
-    code, out, _ = run(capsys, "ops", "--format", "json", "--version", "2026.11")
+    code, out, _ = run(capsys, "ops", "--format", "json", "--opset", "2026.11")
     records = json.loads(out)
     assert code == 0 and len(records) == 193
     assert {"name", "schema", "category", "status", "since", "rationale"} <= set(records[0])
@@ -44,5 +44,5 @@ def test_show_unknown_op_suggests(capsys):
 
 
 def test_unknown_version_is_a_usage_error(capsys):
-    code, _, err = run(capsys, "ops", "--version", "1999.01")
+    code, _, err = run(capsys, "ops", "--opset", "1999.01")
     assert code == 2 and "unknown opset version '1999.01'" in err

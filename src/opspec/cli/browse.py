@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from opspec.cli import UsageError
+from opspec.cli import UsageError, add_opset_option, deprecated
 from opspec.reports import browse
 from opspec.spec import errata, load
 from opspec.spec.model import CATEGORIES, STATUSES
@@ -11,7 +11,8 @@ from opspec.spec.model import CATEGORIES, STATUSES
 
 def add_parser(subparsers) -> None:
     ops = subparsers.add_parser("ops", help="list the core ops of an opset version")
-    ops.add_argument("--version", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    add_opset_option(ops)
+    deprecated.renamed(ops, "--version", "--opset V", dest="opset_version")
     ops.add_argument("--status", choices=STATUSES)
     ops.add_argument("--category", choices=CATEGORIES)
     ops.add_argument("--format", choices=("table", "json"), default="table")
@@ -23,7 +24,8 @@ def add_parser(subparsers) -> None:
         "(opset/errata.yaml) corrects is shown corrected, with an ERRATUM line giving the text as released "
         "and the special-case rows that show the truth.")
     show.add_argument("op", metavar="OP", help="e.g. aten::add.Tensor, add.Tensor or aten.add.Tensor")
-    show.add_argument("--version", dest="opset_version", metavar="V", help="opset version (default: newest)")
+    add_opset_option(show)
+    deprecated.renamed(show, "--version", "--opset V", dest="opset_version")
     show.add_argument("--format", choices=("text", "json"), default="text")
     show.set_defaults(func=run_show)
 

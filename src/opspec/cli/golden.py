@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from opspec.cli import UsageError, pathargs
+from opspec.cli import UsageError, deprecated, pathargs
 from opspec.spec import load
 
 
@@ -17,9 +17,10 @@ def add_parser(subparsers) -> None:
         "and match its recorded outputs (ops whose values the inputs do not determine: dtype and shape). With "
         "--backend, each program's module is compiled with torch.compile(backend=NAME) first. One line per "
         "program. Exit 0 all match, 1 otherwise, 2 usage or a missing index.",
+        formatter_class=deprecated.OneEachFormatter,
     )
-    parser.add_argument("--opset", dest="versions", nargs="+", metavar="V",
-                        help="versions to replay (default: every version with golden programs)")
+    parser.add_argument("--opset", dest="versions", action=deprecated.RepeatedOne, metavar="V",
+                        help="a version to replay, repeated for several (default: every version with golden programs)")
     parser.add_argument("--dir", type=pathargs.input_folder, nargs="+", metavar="DIR",
                         help="replay the programs of these folders, each holding an index.yaml (e.g. exported by "
                              "another torch)")
