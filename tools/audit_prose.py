@@ -13,7 +13,7 @@ Claims not about torch's behaviour are not listed: how ONNX or StableHLO spell a
 review kept an op core, what compilers fuse, numerical arguments about formulas that are not
 torch's, and drawing advice for the strategies. Claims about other torch versions are skipped too.
 
-    python tools/audit_prose.py [--version 2026.12] [--false-only]
+    python tools/audit_prose.py [--opset 2026.12] [--false-only]
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+from opspec.cli import deprecated  # noqa: E402
 from opspec.spec import errata as errata_mod  # noqa: E402
 from opspec.spec import load  # noqa: E402
 
@@ -640,7 +641,8 @@ CLAIMS: list[Claim] = [
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", default=None, help="opset version whose prose is checked (default: newest)")
+    parser.add_argument("--opset", dest="version", metavar="V", help="opset version whose prose is checked (default: newest)")
+    deprecated.renamed(parser, "--version", "--opset V", dest="version")
     parser.add_argument("--false-only", action="store_true", help="print only the claims torch contradicts")
     args = parser.parse_args(argv)
     opset = load.load_opset(args.version)
