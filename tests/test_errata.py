@@ -98,7 +98,7 @@ def test_a_wrong_erratum_is_refused_at_its_line(opset_with_errata, capsys, old, 
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
-    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset-dir", str(opset))
     assert code == 1
     hits = [h for h in errata_findings(out, path) if message in h["message"]]
     assert hits and all(int(h["line"]) == line_of(path, needle) for h in hits)
@@ -108,11 +108,11 @@ def test_a_wrong_erratum_is_refused_at_its_line(opset_with_errata, capsys, old, 
 def test_an_erratum_for_an_unknown_or_draft_version_is_refused(opset_with_errata, capsys):
     opset, path = opset_with_errata
     path.write_text(path.read_text().replace("versions: ['2026.11', '2026.12']", "versions: ['2026.11', '2026.10']", 1))
-    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset-dir", str(opset))
     assert code == 1 and "unknown opset version 2026.10" in out
     path.write_text(path.read_text().replace("'2026.10'", "'2026.12'", 1))
     newest = reopen_newest(opset)
-    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset-dir", str(opset))
     assert code == 1
     [hit, *_] = [h for h in errata_findings(out, path) if f"opset {newest} is a draft" in h["message"]]
     assert int(hit["line"]) == line_of(path, "versions:")
@@ -121,7 +121,7 @@ def test_an_erratum_for_an_unknown_or_draft_version_is_refused(opset_with_errata
 def test_bad_errata_yaml_is_one_line_with_its_place_and_exit_2(opset_with_errata, capsys):
     opset, path = opset_with_errata
     path.write_text(path.read_text() + "  - versions: [unclosed\n")
-    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset-dir", str(opset))
     assert code == 2
     [hit] = errata_findings(out, path)
     assert "invalid YAML" in hit["message"] and int(hit["line"]) > 1
@@ -131,7 +131,7 @@ def test_bad_errata_yaml_is_one_line_with_its_place_and_exit_2(opset_with_errata
 def test_errata_schema_problems_point_at_the_key(opset_with_errata, capsys):
     opset, path = opset_with_errata
     path.write_text(path.read_text().replace("    published: '2026-11-26'\n", "    publishd: '2026-11-26'\n", 1))
-    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset-dir", str(opset))
     assert code == 1
     hits = errata_findings(out, path)
     assert any("unknown key 'publishd'" in h["message"] and int(h["line"]) == line_of(path, "publishd") for h in hits)
@@ -219,7 +219,7 @@ def test_a_citation_that_is_neither_a_row_nor_a_manifest_says_why_each_form_does
     opset, path = opset_with_errata
     cited = "      - backend: inductor\n        lowering: fallback\n"
     path.write_text(path.read_text().replace(cited, cited + "        file: reduction.yaml\n", 1))
-    code, out = run_cli(capsys, "validate", "--no-torch", "--opset", str(opset))
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset-dir", str(opset))
     assert code == 1
     [hit] = errata_findings(out, path)
     assert int(hit["line"]) == line_of(path, "- backend: inductor")

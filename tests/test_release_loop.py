@@ -184,7 +184,7 @@ def walk(root: Path, kind: str, capsys) -> None:
     commit(root, f"release {version}")
 
     # the repository is green after the release
-    assert main(["validate", "--opset", str(root / "opset"), "--backends", str(root / "conformance" / "backends")]) == 0, \
+    assert main(["validate", "--opset-dir", str(root / "opset"), "--backends", str(root / "conformance" / "backends")]) == 0, \
         capsys.readouterr().out
     assert cli(root, "proposal", "check", "--base", accepted) == 0, capsys.readouterr().out
     opset = load.load_opset(version, root / "opset")

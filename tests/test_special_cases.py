@@ -244,13 +244,13 @@ def test_validate_reports_a_false_row_at_its_line(opset_copy, capsys):
     from opspec.cli import main
 
     path = _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text())
-    code = main(["validate", "--opset", str(opset_copy)])
+    code = main(["validate", "--opset-dir", str(opset_copy)])
     output = capsys.readouterr()
     assert code == 1
     [line] = [l for l in output.out.splitlines() if l.startswith(str(path)) and "missing:" not in l]
     assert line.startswith(f"{path}:7:7: aten::sign row 'The sign of NaN is NaN.'")
     # Without torch the rows are not run, and the same data is clean.
-    assert main(["validate", "--opset", str(opset_copy), "--no-torch"]) == 0
+    assert main(["validate", "--opset-dir", str(opset_copy), "--no-torch"]) == 0
 
 
 def test_validate_without_torch_reports_schema_errors_and_ops_outside_the_opset(opset_copy):

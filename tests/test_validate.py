@@ -69,7 +69,7 @@ def test_altered_schema_string(opset_copy, capsys):
     ops = opset_copy / VERSION / "core_ops.yaml"
     text = ops.read_text()
     ops.write_text(text.replace("schema: aten::abs(Tensor self) -> Tensor", "schema: aten::abs(Tensor self, int extra) -> Tensor"))
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 1
     hits = findings_for(out, ops)
     [hit] = [h for h in hits if "schema differs from torch" in h["message"]]
@@ -85,7 +85,7 @@ def test_unknown_key(opset_copy, capsys):
     text = rules.read_text()
     first_formula = text.index("    formula:")
     rules.write_text(text[:first_formula] + "    formulla: typo\n" + text[first_formula:])
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 1
     [hit] = findings_for(out, rules)
     assert int(hit["line"]) == line_of(rules, "formulla: typo")
@@ -98,7 +98,7 @@ def test_duplicate_op(opset_copy, capsys):
     start = next(i for i, line in enumerate(lines) if line.startswith("  - name: aten::abs\n"))
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("  - name:"))
     ops.write_text("".join(lines[:end] + lines[start:end] + lines[end:]))
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 1
     hits = [h for h in findings_for(out, ops) if "duplicate op aten::abs" in h["message"]]
     assert len(hits) == 1 and int(hits[0]["line"]) == end + 1
@@ -108,7 +108,7 @@ def test_truncated_file(opset_copy, capsys):
     ops = opset_copy / VERSION / "core_ops.yaml"
     raw = ops.read_bytes()
     ops.write_bytes(raw[: len(raw) // 2] + b"\n  - name: [unclosed\n")
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 2
     [hit] = findings_for(out, ops)
     assert "invalid YAML" in hit["message"] and int(hit["line"]) > 1
@@ -117,7 +117,7 @@ def test_truncated_file(opset_copy, capsys):
 def test_empty_file(opset_copy, capsys):
     rules = opset_copy / VERSION / "decompositions.yaml"
     rules.write_text("")
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 2
     [hit] = findings_for(out, rules)
     assert hit["line"] == "1" and "file is empty" in hit["message"]
@@ -128,7 +128,7 @@ def test_non_utf8_file(opset_copy, capsys):
     raw = ops.read_bytes()
     at = raw.index(b"rationale:", 2000)
     ops.write_bytes(raw[:at] + b"rationale: caf\xe9 \xff\n    " + raw[at:])
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 2
     [hit] = findings_for(out, ops)
     assert "not valid UTF-8" in hit["message"]
@@ -139,7 +139,7 @@ def test_unknown_op_gets_a_suggestion(opset_copy, capsys):
     rules = opset_copy / VERSION / "decompositions.yaml"
     text = rules.read_text()
     rules.write_text(text.replace("aten::mul.Tensor", "aten::mull.Tensor", 1))
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 1
     assert any("did you mean aten::mul.Tensor?" in h["message"] for h in findings_for(out, rules))
 
@@ -148,7 +148,7 @@ def test_non_core_target_breaks_closure(opset_copy, capsys):
     rules = opset_copy / VERSION / "decompositions.yaml"
     text = rules.read_text()
     rules.write_text(text.replace("aten::mul.Tensor", "aten::addcmul", 1))
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 1
     assert any("is not a core op of this version (closure)" in h["message"] for h in findings_for(out, rules))
 
@@ -162,7 +162,7 @@ def test_functional_only_rule_needs_an_exception(opset_copy, capsys):
     exc_start = block.index("    exceptions:")
     exc_end = block.index("    testing:") if "    testing:" in block else len(block)
     ops.write_text(text[:start] + block[:exc_start] + block[exc_end:] + text[block_end:])
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy))
     assert code == 1
     assert any("aten::resize_ is an in-place or out= variant" in h["message"] for h in findings_for(out, ops))
 
@@ -171,10 +171,10 @@ def test_released_version_is_immutable(opset_copy, capsys):
     index = opset_copy / "versions.yaml"
     digest = load.version_digest(opset_copy, VERSION)
     index.write_text(index.read_text().replace("status: draft", f"status: released\n    released: '2026-11-21'\n    digest: {digest}"))
-    assert run_cli(capsys, "validate", "--opset", str(opset_copy), "--no-torch")[0] == 0
+    assert run_cli(capsys, "validate", "--opset-dir", str(opset_copy), "--no-torch")[0] == 0
     ops = opset_copy / VERSION / "core_ops.yaml"
     ops.write_text(ops.read_text().replace("category: reduction", "category: misc", 1))
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy), "--no-torch")
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy), "--no-torch")
     assert code == 1
     assert any("has changed since its release" in h["message"] for h in findings_for(out, index))
 
@@ -195,7 +195,7 @@ def test_a_broken_seal_names_the_changed_file_and_line_from_git_history(opset_co
     changed = next(i for i, line in enumerate(lines) if "category: reduction" in line)
     lines[changed] = lines[changed].replace("category: reduction", "category: misc")
     ops.write_text("".join(lines))
-    code, out = run_cli(capsys, "validate", "--opset", str(opset_copy), "--no-torch")
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(opset_copy), "--no-torch")
     assert code == 1
     assert any(f"core_ops.yaml (from line {changed + 1})" in h["message"] for h in findings_for(out, index))
     at_file = findings_for(out, ops)
@@ -203,14 +203,14 @@ def test_a_broken_seal_names_the_changed_file_and_line_from_git_history(opset_co
 
 
 def test_not_an_opset_folder(tmp_path, capsys):
-    code, out = run_cli(capsys, "validate", "--opset", str(tmp_path))
+    code, out = run_cli(capsys, "validate", "--opset-dir", str(tmp_path))
     assert code == 2 and "not an opset folder" in out
 
 
 def test_bad_data_never_shows_a_traceback(opset_copy):
     (opset_copy / VERSION / "core_ops.yaml").write_bytes(b"opset: '2026.11'\nops: [\xff")
     result = subprocess.run(
-        [sys.executable, "-m", "opspec", "validate", "--opset", str(opset_copy)], capture_output=True, text=True
+        [sys.executable, "-m", "opspec", "validate", "--opset-dir", str(opset_copy)], capture_output=True, text=True
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr + result.stdout

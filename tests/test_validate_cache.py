@@ -37,49 +37,49 @@ def stored(cache: Path) -> list[Path]:
 
 
 def test_the_opset_reused_prints_what_a_full_run_prints(opset_copy, capsys):
-    fresh = run(capsys, "--opset", str(opset_copy))
+    fresh = run(capsys, "--opset-dir", str(opset_copy))
     assert fresh[0] == 0 and not fresh[2]
-    again = run(capsys, "--opset", str(opset_copy))
+    again = run(capsys, "--opset-dir", str(opset_copy))
     assert again[2] and again[:2] == fresh[:2]
 
 
 def test_a_clean_result_is_reused_until_an_input_changes_and_findings_are_never_kept(opset_copy, capsys, monkeypatch,
                                                                                       steady_source):
     cache = Path(result_cache.folder())
-    clean = run(capsys, "--opset", str(opset_copy), "--no-torch")
+    clean = run(capsys, "--opset-dir", str(opset_copy), "--no-torch")
     assert clean[0] == 0 and not clean[2] and len(stored(cache)) == 1
-    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], True)
+    assert run(capsys, "--opset-dir", str(opset_copy), "--no-torch") == (*clean[:2], True)
 
     errata = opset_copy / "errata.yaml"
     text = errata.read_text(encoding="utf-8")
     errata.write_text(text.replace("errata:", "errata:\n  - wrong: entry", 1), encoding="utf-8")
-    broken = run(capsys, "--opset", str(opset_copy), "--no-torch")
+    broken = run(capsys, "--opset-dir", str(opset_copy), "--no-torch")
     assert broken[0] != 0 and not broken[2] and any(str(errata) in line for line in broken[1])
-    assert run(capsys, "--opset", str(opset_copy), "--no-torch")[2] is False  # a result with findings is not kept
+    assert run(capsys, "--opset-dir", str(opset_copy), "--no-torch")[2] is False  # a result with findings is not kept
 
     errata.write_text(text, encoding="utf-8")
-    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], True)
+    assert run(capsys, "--opset-dir", str(opset_copy), "--no-torch") == (*clean[:2], True)
     (steady_source / "module.py").write_text("VALUE = 2\n")  # opspec's code changed: another key
-    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], False)
+    assert run(capsys, "--opset-dir", str(opset_copy), "--no-torch") == (*clean[:2], False)
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")  # steers the kernels: another key
-    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*clean[:2], False)
+    assert run(capsys, "--opset-dir", str(opset_copy), "--no-torch") == (*clean[:2], False)
 
 
 def test_a_corrupt_or_unwritable_cache_changes_nothing(opset_copy, capsys, tmp_path, monkeypatch):
-    expected = run(capsys, "--opset", str(opset_copy), "--no-torch", "--no-cache")
+    expected = run(capsys, "--opset-dir", str(opset_copy), "--no-torch", "--no-cache")
     cache = Path(result_cache.folder())
     assert stored(cache) == []
-    run(capsys, "--opset", str(opset_copy), "--no-torch")
+    run(capsys, "--opset-dir", str(opset_copy), "--no-torch")
     [slot] = stored(cache)
     kept_key = json.loads(slot.read_text())["key"]
     for damaged in ("", "{not json", "[]", '{"key": 1}', json.dumps({"key": kept_key, "result": {"findings": 3}})):
         slot.write_text(damaged)
-        assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*expected[:2], False), damaged
+        assert run(capsys, "--opset-dir", str(opset_copy), "--no-torch") == (*expected[:2], False), damaged
 
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder would be")
     monkeypatch.setenv(result_cache.CACHE_ENV, str(blocker))
-    assert run(capsys, "--opset", str(opset_copy), "--no-torch") == (*expected[:2], False)
+    assert run(capsys, "--opset-dir", str(opset_copy), "--no-torch") == (*expected[:2], False)
 
 
 def test_rules_implemented_outside_opspec_are_not_cached(tmp_path):

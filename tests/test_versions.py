@@ -76,7 +76,7 @@ def test_specifiers_parse_and_ignore_local_labels():
 def test_a_bad_range_is_one_line_with_file_and_line(opset_copy, capsys):
     rules = rules_file(opset_copy)
     rules.write_text(rules.read_text().replace("versions: '>=2.12'", "versions: '>=2.x'"))
-    code = main(["validate", "--opset", str(opset_copy), "--no-torch"])
+    code = main(["validate", "--opset-dir", str(opset_copy), "--no-torch"])
     out = capsys.readouterr().out
     line = next(n for n, text in enumerate(rules.read_text().splitlines(), 1) if ">=2.x" in text)
     assert code == 1
