@@ -249,6 +249,11 @@ def test_two_mkdocs_processes_build_what_one_builds(tmp_path, monkeypatch):
     assert [f for f in files if (one / f).read_bytes() != (two / f).read_bytes()] == []
     assert "off by" in (two / "generated" / "reports" / "demo" / "index.html").read_text()
     assert "## Every case" in (root / "site" / "docs" / "generated" / "reports" / "demo.md").read_text()  # not a stub
+    (root / "opset" / "descriptions.yaml").write_text(json.dumps({"ops": {  # fails after the second mkdocs started
+        "aten::abs": {"description": "Absolute value of each element.", "example": "torch.ops.aten.abs.default(1)"}}}))
+    with pytest.raises(BuildError, match="the example of aten::abs fails"):
+        build(Workspace(root), tmp_path / "two")
+    assert not list(tmp_path.glob(".opspec-site-*")) and (two / "index.html").is_file()
 
 # --- The repository's own data: every core op page specifies the op ---------------------------
 

@@ -61,22 +61,37 @@ def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = Tru
     if not config.is_file():
         raise BuildError(f"{config}: missing (the site's mkdocs configuration)")
     out = (out or ws.site / "build").resolve()
-    generated = generate(ws)
-    generate_seconds = time.perf_counter() - started
-    if generated.problems:
-        raise BuildError("\n".join(generated.problems))
     out.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".opspec-site-", dir=out.parent))
+    side = None
     try:
         shutil.copy2(config, scratch / "mkdocs.yml")
         shutil.copytree(ws.site / "docs", scratch / "docs", ignore=shutil.ignore_patterns(GENERATED))
-        for relative, text in generated.pages.items():
-            page = scratch / "docs" / GENERATED / relative
-            page.parent.mkdir(parents=True, exist_ok=True)
-            page.write_text(text, encoding="utf-8", newline="\n")
+
+        written: set[str] = set()
+
+        def write(pages: dict[str, str]) -> None:
+            # each page once: the second mkdocs may already be reading a page through a hard link to its file
+            for relative, text in pages.items():
+                if relative not in written:
+                    page = scratch / "docs" / GENERATED / relative
+                    page.parent.mkdir(parents=True, exist_ok=True)
+                    page.write_text(text, encoding="utf-8", newline="\n")
+                    written.add(relative)
+
+        def start_side(pages: dict[str, str], later: list[str]) -> None:
+            nonlocal side
+            write(pages)
+            side = mkdocs_run.start_side(scratch, GENERATED, pages, later)
+
+        generated = generate(ws, early=start_side)
+        generate_seconds = time.perf_counter() - started
+        if generated.problems:
+            raise BuildError("\n".join(generated.problems))
+        write(generated.pages)
         html_dir = scratch / "html"
         try:
-            mkdocs_run.run(scratch, GENERATED, generated.pages, html_dir)
+            mkdocs_run.run(scratch, html_dir, side)
         except mkdocs_run.MkdocsFailed as err:
             raise BuildError(str(err)) from None
         problems = []
@@ -89,6 +104,8 @@ def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = Tru
         if write_generated:
             _swap(scratch / "docs" / GENERATED, ws.site / "docs" / GENERATED)
     finally:
+        if side is not None:
+            side.stop()
         shutil.rmtree(scratch, ignore_errors=True)
     return BuildResult(out, len(generated.pages), time.perf_counter() - started, generated.skipped_proposals,
                        generate_seconds)

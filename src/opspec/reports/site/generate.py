@@ -10,6 +10,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 
@@ -114,7 +115,10 @@ def _dtype_device_table(records, dtypes: tuple[str, ...], report_link) -> tuple[
     return devices, rows
 
 
-def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
+def generate(ws: Workspace, *, run_examples: bool = True,
+             early: Callable[[dict[str, str], list[str]], None] | None = None) -> Generated:
+    """Every page. ``early`` is called once every page but the op pages is done, before anything runs with
+    torch, with those pages and the paths the op pages will have."""
     infos = load.load_versions(ws.opset)
     opsets: list[Opset] = [load.load_opset(info.version, ws.opset) for info in infos]
     newest = opsets[-1]
@@ -127,6 +131,8 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
     env = _environment()
     pages: dict[str, str] = {}
     problems: list[str] = []
+    errata_problems: list[str] = []
+    errata = _errata(ws, errata_problems)
 
     names: dict[str, None] = {}
     for opset in opsets:
@@ -143,79 +149,6 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
     def proposal_link(number: int, prefix: str) -> str:
         p = by_id.get(number)
         return f"[{number:04d}]({prefix}proposals/{number:04d}.md)" if p else f"{number:04d}"
-
-    examples_by_op: dict[str, examples_mod.Example] = {}
-    if run_examples:
-        for name, description in descriptions.items():
-            if name not in names:
-                continue
-            try:
-                examples_by_op[name] = examples_mod.run(name, description.example)
-            except examples_mod.ExampleError as err:
-                problems.append(f"{ws.opset / load.DESCRIPTIONS}: the example of {name} {err}"
-                                if str(err).startswith("it ") else
-                                f"{ws.opset / load.DESCRIPTIONS}: the example of {name} fails: {err}")
-
-    special, special_built, built_torch = _special_cases(ws, newest, run_examples, problems)
-    errata = _errata(ws, problems)
-    special_matrix = special_mod.matrix_versions(ws.version_matrix)
-
-    # One page per op and version: the newest version it appears in at ops/, older ones at VERSION/ops/.
-    for name in names:
-        history = []
-        for opset in opsets:
-            entry, ruled = opset.ops_by_name.get(name), opset.rules_by_op.get(name)
-            status = entry.status if entry else (f"decomposed ({ruled.kind})" if ruled else "not in the set")
-            ids = sorted({*(entry.proposals if entry else ()), *(ruled.proposals if ruled else ())})
-            history.append({
-                "version": opset.version, "status": status, "schema": entry.schema if entry else None,
-                "ids": ids, "present": bool(entry or ruled),
-            })
-        present = [h["version"] for h in history if h["present"]]
-        touching = [p for p in proposals if name in p.touched_ops()]
-        records = results.for_op(name)
-        for opset in opsets:
-            if opset.version not in present:
-                continue
-            canonical = opset.version == present[-1]
-            op = opset.ops_by_name.get(name) or next(
-                (o.ops_by_name[name] for o in reversed(opsets[: opsets.index(opset)]) if name in o.ops_by_name), None)
-            entry = opset.ops_by_name.get(name)
-            rule: DecompositionRule | None = opset.rules_by_op.get(name)
-            schema = op.schema if op else _torch_schema(name)
-            hints = entry.testing if entry else (rule.testing if rule else TestingHints())
-            try:
-                signature = arguments_mod.parse(schema, hints)
-            except Exception:  # noqa: BLE001 - a name without a schema (torch not importable) has no table
-                signature = None
-            produced_by = [r for r in opset.rules if name in r.targets]
-            tags = [entry.category, entry.status] if entry else ["decomposed"]
-            base, _, overload = name.partition("::")[2].partition(".")
-            for location in ("canonical",) if canonical else ("versioned",):
-                prefix = "../" if location == "canonical" else "../../"
-                page_of_rows = "" if location == "canonical" else f"{prefix}ops/{slugs[name]}.md"  # errata cite rows there
-                devices, matrix = _dtype_device_table(
-                    records, hints.dtypes,
-                    lambda r, prefix=prefix: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}")
-                front = ({"title": name, "tags": tags, "search": {"boost": SEARCH_BOOST}} if location == "canonical"
-                         else {"title": f"{name} ({opset.version})", "search": {"exclude": True}})
-                text = env.get_template("op.md.j2").render(
-                    front=_front(**front), name=name, base=base, overload=overload, op=entry, version=opset.version,
-                    newest=newest.version, canonical=canonical, rule=rule, schema=schema,
-                    history=[dict(h, proposals=", ".join(proposal_link(i, prefix) for i in h["ids"])) for h in reversed(history)],
-                    spellings=spellings(name), description=descriptions.get(name), example=examples_by_op.get(name),
-                    signature=signature, devices=devices, matrix=matrix, produced_by=produced_by,
-                    versions=[(v, f"{prefix}ops/{slugs[name]}.md" if v == present[-1] else f"{prefix}{v}/ops/{slugs[name]}.md")
-                              for v in present],
-                    proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
-                               for p in touching],
-                    op_link=lambda n, prefix=prefix: op_link(n, prefix),
-                    prose=errata_mod.entry_prose(errata, opset.version, "op", name, page_of_rows),
-                    rule_prose=errata_mod.entry_prose(errata, opset.version, "rule", name, page_of_rows),
-                    special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch,
-                                                      results.for_op(name)),
-                )
-                pages[f"ops/{slugs[name]}.md" if location == "canonical" else f"{opset.version}/ops/{slugs[name]}.md"] = text
 
     worst = _worst_by_op(results.records)
     for opset in opsets:
@@ -276,7 +209,95 @@ def generate(ws: Workspace, *, run_examples: bool = True) -> Generated:
     pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     pages["compatibility.md"] = env.get_template("compatibility.md.j2").render(**compatibility_page.context(ws, infos))
     pages.update(xla_page.pages(ws.root, slugs, set(newest.core_names())))
-    return Generated(pages, skipped, problems)
+    if early is not None:
+        early(dict(pages), _op_page_paths(names, opsets, slugs))
+
+    # The op pages are rendered last: their examples and special-case rows run with torch, and the
+    # build renders the pages above into HTML meanwhile. They stay first in ``pages``.
+    other_pages, pages = pages, {}
+    examples_by_op: dict[str, examples_mod.Example] = {}
+    if run_examples:
+        for name, description in descriptions.items():
+            if name not in names:
+                continue
+            try:
+                examples_by_op[name] = examples_mod.run(name, description.example)
+            except examples_mod.ExampleError as err:
+                problems.append(f"{ws.opset / load.DESCRIPTIONS}: the example of {name} {err}"
+                                if str(err).startswith("it ") else
+                                f"{ws.opset / load.DESCRIPTIONS}: the example of {name} fails: {err}")
+
+    special, special_built, built_torch = _special_cases(ws, newest, run_examples, problems)
+    special_matrix = special_mod.matrix_versions(ws.version_matrix)
+
+    # One page per op and version: the newest version it appears in at ops/, older ones at VERSION/ops/.
+    for name in names:
+        history = []
+        for opset in opsets:
+            entry, ruled = opset.ops_by_name.get(name), opset.rules_by_op.get(name)
+            status = entry.status if entry else (f"decomposed ({ruled.kind})" if ruled else "not in the set")
+            ids = sorted({*(entry.proposals if entry else ()), *(ruled.proposals if ruled else ())})
+            history.append({
+                "version": opset.version, "status": status, "schema": entry.schema if entry else None,
+                "ids": ids, "present": bool(entry or ruled),
+            })
+        present = [h["version"] for h in history if h["present"]]
+        touching = [p for p in proposals if name in p.touched_ops()]
+        records = results.for_op(name)
+        for opset in opsets:
+            if opset.version not in present:
+                continue
+            canonical = opset.version == present[-1]
+            op = opset.ops_by_name.get(name) or next(
+                (o.ops_by_name[name] for o in reversed(opsets[: opsets.index(opset)]) if name in o.ops_by_name), None)
+            entry = opset.ops_by_name.get(name)
+            rule: DecompositionRule | None = opset.rules_by_op.get(name)
+            schema = op.schema if op else _torch_schema(name)
+            hints = entry.testing if entry else (rule.testing if rule else TestingHints())
+            try:
+                signature = arguments_mod.parse(schema, hints)
+            except Exception:  # noqa: BLE001 - a name without a schema (torch not importable) has no table
+                signature = None
+            produced_by = [r for r in opset.rules if name in r.targets]
+            tags = [entry.category, entry.status] if entry else ["decomposed"]
+            base, _, overload = name.partition("::")[2].partition(".")
+            for location in ("canonical",) if canonical else ("versioned",):
+                prefix = "../" if location == "canonical" else "../../"
+                page_of_rows = "" if location == "canonical" else f"{prefix}ops/{slugs[name]}.md"  # errata cite rows there
+                devices, matrix = _dtype_device_table(
+                    records, hints.dtypes,
+                    lambda r, prefix=prefix: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}")
+                front = ({"title": name, "tags": tags, "search": {"boost": SEARCH_BOOST}} if location == "canonical"
+                         else {"title": f"{name} ({opset.version})", "search": {"exclude": True}})
+                text = env.get_template("op.md.j2").render(
+                    front=_front(**front), name=name, base=base, overload=overload, op=entry, version=opset.version,
+                    newest=newest.version, canonical=canonical, rule=rule, schema=schema,
+                    history=[dict(h, proposals=", ".join(proposal_link(i, prefix) for i in h["ids"])) for h in reversed(history)],
+                    spellings=spellings(name), description=descriptions.get(name), example=examples_by_op.get(name),
+                    signature=signature, devices=devices, matrix=matrix, produced_by=produced_by,
+                    versions=[(v, f"{prefix}ops/{slugs[name]}.md" if v == present[-1] else f"{prefix}{v}/ops/{slugs[name]}.md")
+                              for v in present],
+                    proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
+                               for p in touching],
+                    op_link=lambda n, prefix=prefix: op_link(n, prefix),
+                    prose=errata_mod.entry_prose(errata, opset.version, "op", name, page_of_rows),
+                    rule_prose=errata_mod.entry_prose(errata, opset.version, "rule", name, page_of_rows),
+                    special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch,
+                                                      results.for_op(name)),
+                )
+                pages[f"ops/{slugs[name]}.md" if location == "canonical" else f"{opset.version}/ops/{slugs[name]}.md"] = text
+
+    pages.update(other_pages)
+    return Generated(pages, skipped, problems + errata_problems)
+
+
+def _op_page_paths(names, opsets: list[Opset], slugs: dict[str, str]) -> list[str]:
+    """Where the op pages go: the newest version an op appears in at ops/, older ones at VERSION/ops/."""
+    paths = []
+    for name in names:
+        present = [o.version for o in opsets if name in o.ops_by_name or name in o.rules_by_op]
+        paths += [f"ops/{slugs[name]}.md" if v == present[-1] else f"{v}/ops/{slugs[name]}.md" for v in present]
+    return paths
 
 
 def _worst_by_op(records) -> dict[str, tuple[str, str]]:

@@ -2,16 +2,18 @@
 
 mkdocs renders one page after another, and Python-Markdown takes about a second per
 megabyte: the report pages alone are 20 MB. Where two cores are free, a second mkdocs
-renders the largest pages beside the first. Each process gets its own view of the docs:
-the pages it renders, and every other page as a stub that keeps only its front matter
-(its title, tags and search settings), so both see the same files, nav and links. The
-second process's pages then replace their stubs in the first one's output.
+renders the largest pages beside the first. It starts as soon as those pages are
+generated, while the op pages still run their examples with torch. Each process gets
+its own view of the docs: the pages it renders, and every other page as a stub (its
+front matter, or nothing for a page not generated yet), so both see the same files,
+nav and links. The second process's pages then replace their stubs in the first one's
+output.
 
 Only pages left out of search and out of the nav go to the second process: the first
 one writes the search index and the nav every page shows, so a page it did not render
 cannot be missing from either. What such a page's HTML holds comes from its own
-Markdown and the site's configuration, so the output is byte for byte what one process
-builds (``tests/test_site.py`` compares the two).
+Markdown, the nav's titles and the site's configuration, so the output is byte for
+byte what one process builds (``tests/test_site.py`` compares the two).
 """
 from __future__ import annotations
 
@@ -20,13 +22,14 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-# The second process takes pages up to this share of the Markdown: the first one also renders
-# the theme and the search index for every page.
-SIDE_SHARE = 0.6
+# The second process takes pages up to this share of the Markdown generated before the op pages: it
+# starts while those are generated, and the first one also renders the search index and the op pages.
+SIDE_SHARE = 0.8
 # Below this much Markdown for the second process, starting it costs more than it saves.
 SIDE_MINIMUM = 2_000_000
 # mkdocs' own front matter pattern (mkdocs.utils.meta)
@@ -37,38 +40,92 @@ class MkdocsFailed(Exception):
     """mkdocs refused the site; the message holds its warnings and errors."""
 
 
-def run(scratch: Path, generated: str, pages: dict[str, str], html_dir: Path) -> None:
-    """Build ``scratch/mkdocs.yml`` (docs in ``scratch/docs``, generated ``pages`` under its ``generated`` folder)
-    into ``html_dir``."""
-    config = scratch / "mkdocs.yml"
-    try:
-        settings = yaml.safe_load(config.read_text(encoding="utf-8"))
-    except yaml.YAMLError:  # python tags (!!python/name:...): the nav cannot be read here, so one process builds
-        settings = None
-    side = set()
-    if isinstance(settings, dict) and _cores() > 1:
-        side = _side_pages({f"{generated}/{page}": text for page, text in pages.items()}, set(_nav_pages(settings.get("nav"))))
-    if not side:
-        _wait([_start(config, html_dir, scratch / "mkdocs.log")])
+@dataclass
+class Side:
+    """The second mkdocs process and the pages (paths under docs/) it renders."""
+    process: subprocess.Popen
+    log: Path
+    html: Path
+    pages: set[str]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_side(scratch: Path, generated: str, pages: dict[str, str], later: list[str]) -> Side | None:
+    """Start the second mkdocs on the largest of ``pages`` (generated so far and written under ``scratch/docs``;
+    ``later``: the paths of the pages still to come), or None where one process builds the site."""
+    settings = _settings(scratch / "mkdocs.yml")
+    if settings is None or _cores() < 2:
+        return None
+    nav = _nav_pages(settings.get("nav"))
+    if nav is None:
+        return None
+    chosen = _side_pages({f"{generated}/{page}": text for page, text in pages.items()}, nav)
+    if not chosen:
+        return None
+    view = scratch / "side"
+    _view(scratch / "docs", view / "docs", lambda page: page in chosen)
+    for page in later:
+        _write(view / "docs" / generated / page, "")
+    # Pages it neither renders nor shows in the nav are left out of its site: links to them still resolve.
+    left_out = sorted(page.relative_to(view / "docs").as_posix() for page in (view / "docs").rglob("*.md"))
+    left_out = [page for page in left_out if page not in chosen and page not in nav]
+    _write(view / "mkdocs.yml", (scratch / "mkdocs.yml").read_text(encoding="utf-8") + _exclude_docs(settings, left_out))
+    process, log = _start(view / "mkdocs.yml", view / "html", scratch / "side.log")
+    return Side(process, log, view / "html", chosen)
+
+
+def run(scratch: Path, html_dir: Path, side: Side | None = None) -> None:
+    """Build ``scratch/mkdocs.yml`` (docs in ``scratch/docs``) into ``html_dir``, with ``side`` rendering its pages."""
+    if side is None:
+        _wait([_start(scratch / "mkdocs.yml", html_dir, scratch / "mkdocs.log")])
         return
-    main, second = scratch / "main", scratch / "side"
-    for view, renders in ((main, lambda page: page not in side), (second, lambda page: page in side)):
-        _view(scratch / "docs", view / "docs", renders)
-        shutil.copy2(config, view / "mkdocs.yml")
-    _wait([_start(main / "mkdocs.yml", html_dir, scratch / "main.log"),
-           _start(second / "mkdocs.yml", second / "html", scratch / "side.log")])
-    for page in side:
-        target = _output_of(page, bool(settings.get("use_directory_urls", True)))
-        shutil.copy2(second / "html" / target, html_dir / target)
+    main = scratch / "main"
+    _view(scratch / "docs", main / "docs", lambda page: page not in side.pages)
+    shutil.copy2(scratch / "mkdocs.yml", main / "mkdocs.yml")
+    _wait([_start(main / "mkdocs.yml", html_dir, scratch / "main.log"), (side.process, side.log)])
+    directory_urls = bool(_settings(scratch / "mkdocs.yml").get("use_directory_urls", True))
+    for page in side.pages:
+        target = _output_of(page, directory_urls)
+        os.replace(side.html / target, html_dir / target)
 
 
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def _settings(config: Path) -> dict | None:
+    try:
+        settings = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except yaml.YAMLError:  # python tags (!!python/name:...): not read here, so one process builds
+        return None
+    return settings if isinstance(settings, dict) else None
+
+
+def _nav_pages(nav) -> set[str] | None:
+    """The pages the nav names, or None when a page's title there would come from the page itself."""
+    if not isinstance(nav, list):  # no nav: mkdocs lists every page under the title its content gives
+        return None
+    found: set[str] = set()
+    items = list(nav)
+    while items:
+        item = items.pop()
+        if isinstance(item, str):
+            return None
+        for value in item.values() if isinstance(item, dict) else ():
+            if isinstance(value, str):
+                found.add(value)
+            elif isinstance(value, list):
+                items += value
+    return found
+
+
 def _side_pages(pages: dict[str, str], in_nav: set[str]) -> set[str]:
-    """The largest pages out of search and out of the nav, up to SIDE_SHARE of all the Markdown (paths under
-    docs/); none when they come to less than SIDE_MINIMUM."""
+    """The largest pages out of search and out of the nav, up to SIDE_SHARE of all of ``pages``' Markdown
+    (paths under docs/); none when they come to less than SIDE_MINIMUM."""
     total = sum(len(text) for text in pages.values())
     chosen, size = set(), 0
     for page, text in sorted(pages.items(), key=lambda item: -len(item[1])):
@@ -76,17 +133,6 @@ def _side_pages(pages: dict[str, str], in_nav: set[str]) -> set[str]:
             chosen.add(page)
             size += len(text)
     return chosen if size >= SIDE_MINIMUM else set()
-
-
-def _nav_pages(nav):
-    if isinstance(nav, str):
-        yield nav
-    elif isinstance(nav, list):
-        for item in nav:
-            yield from _nav_pages(item)
-    elif isinstance(nav, dict):
-        for item in nav.values():
-            yield from _nav_pages(item)
 
 
 def _front_matter(text: str) -> str:
@@ -103,19 +149,33 @@ def _out_of_search(text: str) -> bool:
     return isinstance(search, dict) and search.get("exclude") is True
 
 
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", newline="\n")
+
+
 def _view(docs: Path, into: Path, renders) -> None:
-    """A copy of ``docs`` in which the Markdown pages ``renders`` refuses are stubs: their front matter only."""
+    """``docs`` again (as hard links where the disk allows), with the Markdown pages ``renders`` refuses as stubs:
+    their front matter only."""
     for source in docs.rglob("*"):
-        target = into / source.relative_to(docs)
         page = source.relative_to(docs).as_posix()
         if source.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
+            (into / page).mkdir(parents=True, exist_ok=True)
         elif source.suffix == ".md" and not renders(page):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(_front_matter(source.read_text(encoding="utf-8")), encoding="utf-8", newline="\n")
+            _write(into / page, _front_matter(source.read_text(encoding="utf-8")))
         else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+            (into / page).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, into / page)  # nothing to copy, nor to discard again when the scratch goes
+            except OSError:
+                shutil.copy2(source, into / page)
+
+
+def _exclude_docs(settings: dict, pages: list[str]) -> str:
+    """An ``exclude_docs`` setting, to append to the configuration, that adds ``pages`` to the site's own."""
+    patterns = str(settings.get("exclude_docs") or "").splitlines()
+    patterns += ["/" + re.sub(r"([\\*?\[\]!#])", r"\\\1", page) for page in pages]
+    return "\nexclude_docs: |\n" + "".join(f"  {pattern}\n" for pattern in patterns)
 
 
 def _output_of(page: str, directory_urls: bool) -> str:
