@@ -1,6 +1,8 @@
 """Executable formulas: a description's formula_check is evaluated against the kernel, a wrong one is refused at its line."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import torch
@@ -64,3 +66,13 @@ def test_formula_problems_without_torch(opset_copy):
     _edit(opset_copy, "formula_check: self !=", "formula_check: self != self\n    formula_prose: NaN is the one value unequal to itself")
     _, problems = spec_formulas.syntax_findings(opset_copy)
     assert len(problems) == 1 and "should not be valid under" in problems[0].message
+
+
+def test_a_verdict_is_the_same_in_a_fresh_process():
+    """validate keeps verdicts, so a formula may be the first thing a process runs: the first tensor made from Python
+    values is then made inside the formula, where torch imports a module of its own."""
+    script = ("from opspec.checks import formulas; from opspec.spec import formulas as spec, resources; "
+              "[full] = [f for f in spec.syntax_findings(resources.opset_root())[0] if f.op == 'aten::full']; "
+              "print(formulas.drawn_verdict(full))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.strip() == "None", done.stdout + done.stderr[-2000:]

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from opspec.bridge import torch_ops
+from opspec.checks.formula_verdicts import Verdict, first_message
 from opspec.spec import special_cases as spec_cases
 from opspec.spec.errors import Finding, one_line
 from opspec.spec.formulas import Formula, syntax_findings
@@ -37,7 +38,11 @@ FORMULA_TOLERANCE = Tolerance(
 )
 
 
-BUILTINS = {f.__name__: f for f in (abs, min, max, float, int, bool, sum, len, range, tuple, list, pow, round)}
+# __import__ is for torch, not formulas: its C++ imports some of its own modules on first use (torch.storage at the
+# first tensor made from Python values) through the calling frame's builtins; without it that first use inside a
+# formula fails, and a verdict would depend on what the process happened to run before.
+BUILTINS = {f.__name__: f for f in (abs, min, max, float, int, bool, sum, len, range, tuple, list, pow, round,
+                                    __import__)}
 
 
 def _named_arguments(call: Call) -> dict[str, Any]:
@@ -93,8 +98,16 @@ def check_on(formula: Formula, call: Call) -> str | None:
 
 def _inputs(op: str, hints: TestingHints | None, cases: tuple) -> list[Call]:
     """Drawn float64 calls, then the special-case rows' inputs that exist in float64."""
+    return _drawn_calls(op, hints) + _row_calls(op, cases)
+
+
+def _drawn_calls(op: str, hints: TestingHints | None) -> list[Call]:
     schema = torch_ops.resolve(op)._schema
-    calls = strategies.draw_examples(strategies.calls(schema, hints, torch.float64), DRAWN)
+    return strategies.draw_examples(strategies.calls(schema, hints, torch.float64), DRAWN)
+
+
+def _row_calls(op: str, cases: tuple) -> list[Call]:
+    calls = []
     for case in cases:
         if case.raises or "float64" not in rows.case_dtypes(case, ["float64"]):
             continue
@@ -111,22 +124,39 @@ def _describe(call: Call) -> str:
     return ", ".join(shown)
 
 
-def check_formula(formula: Formula, hints: TestingHints | None = None, cases: tuple = ()) -> Finding | None:
-    """The first input where the formula and the kernel disagree, as a finding at ``formula_check``."""
+def drawn_verdict(formula: Formula, hints: TestingHints | None = None) -> Verdict | None:
+    """The formula on the inputs drawn from the op's schema and ``hints``."""
+    return _verdict(formula, lambda: _drawn_calls(formula.op, hints))
+
+
+def rows_verdict(formula: Formula, cases: tuple = ()) -> Verdict | None:
+    """The formula on the inputs of the op's special-case rows (``cases``)."""
+    return _verdict(formula, lambda: _row_calls(formula.op, cases))
+
+
+def _verdict(formula: Formula, make_calls) -> Verdict | None:
     try:
-        calls = _inputs(formula.op, hints, cases)
+        calls = make_calls()
     except Exception as err:  # unknown op, or no strategy for its schema
-        return Finding(formula.mark, f"{formula.op}: cannot draw inputs to check formula_check: {one_line(err, 200)}")
+        return "error", f"{formula.op}: cannot draw inputs to check formula_check: {one_line(err, 200)}"
     for call in calls:
         problem = check_on(formula, call)
         if problem:
-            return Finding(formula.mark, f"{formula.op}: formula_check disagrees with the kernel on {_describe(call)}: {problem}")
+            return "problem", f"{formula.op}: formula_check disagrees with the kernel on {_describe(call)}: {problem}"
     return None
+
+
+def check_formula(formula: Formula, hints: TestingHints | None = None, cases: tuple = ()) -> Finding | None:
+    """The first input where the formula and the kernel disagree, as a finding at ``formula_check``."""
+    drawn = drawn_verdict(formula, hints)
+    message = first_message(drawn, None if drawn and drawn[0] == "error" else rows_verdict(formula, cases))
+    return Finding(formula.mark, message) if message else None
 
 
 def validate_findings(root: Path, opset: Opset | None, cases: dict[str, tuple] | None = None) -> list[Finding]:
     """Every formula_check against the kernel (its syntax is checked without torch: :mod:`opspec.spec.formulas`);
-    ``cases``: the root's special-case rows as already read."""
+    ``cases``: the root's special-case rows as already read. ``opspec validate`` keeps each verdict:
+    :mod:`opspec.checks.kept_formulas`."""
     formulas, findings = syntax_findings(root)
     if findings:
         return findings
