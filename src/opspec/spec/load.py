@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 import jsonschema
 from referencing import Registry, Resource
 
-from opspec.spec import resources, yamlio
+from opspec.spec import file_memo, resources, yamlio
 from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.model import (
     BookkeepingOp,
@@ -134,7 +134,12 @@ def _form_name(error: jsonschema.ValidationError, index: int) -> str:
 def read(path: Path, schema_name: str, *, prose: bool = False) -> LoadedFile:
     """Parse and schema-check one data file; a file that cannot be parsed has data None. ``prose``: the spec's own
     text (ops, rules, descriptions, errata), where a comment after a plain value on its line is refused, since it
-    may have cut the value; other files (a backend's expectations) keep YAML's trailing comments."""
+    may have cut the value; other files (a backend's expectations) keep YAML's trailing comments. Inside
+    :func:`file_memo.kept_in` a file read before with the same bytes is not parsed again."""
+    return file_memo.recall(path, f"load.read {schema_name} prose={prose}", lambda: _read(path, schema_name, prose))
+
+
+def _read(path: Path, schema_name: str, prose: bool) -> LoadedFile:
     try:
         data = yamlio.load_file(path, comments_after_values=not prose)
     except DataError as err:

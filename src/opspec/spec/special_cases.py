@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from opspec.spec import load, resources, yamlio
+from opspec.spec import file_memo, load, resources, yamlio
 from opspec.spec.errors import Finding
 from opspec.spec.model import torch_specifier
 from opspec.spec.yamlio import DataError, Mark
@@ -142,6 +142,10 @@ _ROW_PATH = re.compile(r"^ops/(?P<op>[^/]+)/(?P<index>\d+)(/|:)")
 
 def read_file(path: Path) -> tuple[list[SpecialCase], list[Finding]]:
     """The rows of one file and every problem with its data, each at its line."""
+    return file_memo.recall(path, "special_cases.read_file", lambda: _read_file(path))
+
+
+def _read_file(path: Path) -> tuple[list[SpecialCase], list[Finding]]:
     try:
         data = yamlio.load_file(path, comments_after_values=False)
     except DataError as err:
