@@ -44,7 +44,11 @@ class Absence:
 
 
 def _outside(name: str, torch_range: TorchRange | None) -> Absence | None:
-    version = installed()
+    return recorded_absence(name, torch_range, installed())
+
+
+def recorded_absence(name: str, torch_range: TorchRange | None, version: str) -> Absence | None:
+    """The absence an entry's ``torch`` range records for torch ``version``, or None where the range holds."""
     if torch_range is None or torch_range.holds_for(version):
         return None
     return Absence(name, f"absent in torch {version} (holds for torch {torch_range}): {torch_range.reason}", True)
