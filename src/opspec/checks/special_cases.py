@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Iterable
 
 from opspec.bridge import torch_ops
+from opspec.checks import kept_rows
+from opspec.checks.part_cache import PartStore
+from opspec.checks.torch_facts import TorchFacts
 from opspec.spec import load, special_cases as spec_cases
 from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.yamlio import Mark
@@ -214,10 +217,12 @@ def expected_file(op: str, opset: Opset) -> str:
 
 def validate_findings(root: Path, opsets: list[Opset], use_torch: bool,
                       rows: tuple[dict[str, tuple[SpecialCase, ...]], list[Finding]] | None = None,
+                      *, parts: PartStore | None = None, facts: TorchFacts | None = None,
                       ) -> tuple[list[Finding], list[Finding]]:
     """(findings, missing) for ``opspec validate``: schema problems, ops outside the opset and, with torch,
     every false row; ``missing`` names the ops without rows, one line per file (not a finding while the
-    tables are being written). ``rows``: the root's rows and problems as already read."""
+    tables are being written). ``rows``: the root's rows and problems as already read; ``parts``: where each
+    op's verdicts are kept; ``facts``: torch's answers as validate holds them."""
     cases, findings = rows if rows is not None else spec_cases.read(root=root)
     findings = list(findings)
     if findings or not opsets:
@@ -242,9 +247,11 @@ def validate_findings(root: Path, opsets: list[Opset], use_torch: bool,
         for name, ops in sorted(missing.items())
     ]
     if use_torch and not findings:
-        findings += run_cases(cases, newest).findings
-        if torch_ops.torch_module().cuda.is_available():
-            findings += run_cases(cases, newest, "cuda").findings
+        parts = parts if parts is not None else PartStore(keeping=False)
+        cuda = facts.cuda if facts is not None else torch_ops.torch_module().cuda.is_available()
+        for device in ("cpu", "cuda") if cuda else ("cpu",):
+            findings += kept_rows.findings(cases, _hints(newest), device, parts,
+                                           lambda pending, device=device: run_cases(pending, newest, device))
     return findings, notes
 
 

@@ -7,6 +7,11 @@ Layers, each run only where the one before it left usable data:
 3. facts about the installed torch (the op exists, its schema, functional-ness,
    implementations importable). An entry whose ``torch`` range excludes the
    installed torch is not checked against it: it gets one note saying it is absent.
+
+Given a part store (:mod:`opspec.checks.part_cache`), the costly parts are kept there
+under keys of their own inputs: each file as parsed and schema-checked, what torch
+answers (:mod:`opspec.checks.torch_facts`), each op's special-case rows run, each formula
+checked. An edit re-runs the parts it changed; the checks across files always run.
 """
 from __future__ import annotations
 
@@ -15,11 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from opspec.bridge import torch_ops, versions
-from opspec.checks import compatibility, special_cases
+from opspec.bridge import versions
+from opspec.checks import compatibility, kept_formulas, special_cases, torch_facts
+from opspec.checks.part_cache import PartStore, part_key
+from opspec.checks.torch_facts import TorchFacts
 from opspec.spec import compatibility as compatibility_policy
 from opspec.spec import formulas
-from opspec.spec import errata, load, manifests, references, released, yamlio
+from opspec.spec import errata, file_memo, load, manifests, references, released, yamlio
 from opspec.spec import special_cases as spec_cases
 from opspec.spec.load import Finding, LoadedFile
 from opspec.spec.model import (
@@ -42,6 +49,7 @@ class Report:
     unusable: bool = False  # some file could not be parsed at all
     checked_versions: list[str] = field(default_factory=list)
     opsets: dict[str, Opset] = field(default_factory=dict, repr=False)  # the clean versions, for the checks after
+    torch: TorchFacts | None = field(default=None, repr=False)  # what torch answered, for the checks after
 
     @property
     def exit_code(self) -> int:
@@ -69,7 +77,15 @@ def _at(node: Any, key: Any, fallback: Mark) -> Mark:
     return yamlio.mark_of(node, key, default=fallback)
 
 
-def validate(root: Path, *, use_torch: bool = True) -> Report:
+def validate(root: Path, *, use_torch: bool = True, parts: PartStore | None = None) -> Report:
+    """Every check of the opset at ``root``; ``parts``: where parts of the result are kept between runs (None:
+    every part is computed)."""
+    parts = parts if parts is not None else PartStore(keeping=False)
+    with file_memo.kept_in(parts if parts.keeping else None):
+        return _validate(root, use_torch, parts)
+
+
+def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
     report = Report()
     index = load.read_index(root)
     report.findings += index.findings
@@ -83,6 +99,7 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
     # A released version that a newer one follows is history, sealed by its digest and validated against the
     # torch its entry names; only the newest version and drafts must agree with the installed torch.
     newest = max((info.version for info in infos), key=version_key, default=None)
+    report.torch = facts = torch_facts.recall(parts) if use_torch else None
     clean_ops: dict[str, LoadedFile] = {}  # the versions whose op files load cleanly, for the policy check
     read: dict[str, tuple] = {}  # version -> (info, ops, rules, bookkeeping) as read, to build the model from once
     for position, info in enumerate(infos):
@@ -98,8 +115,8 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             continue
         clean_ops[info.version] = ops_file
         entry_mark = yamlio.mark_of(index.data["versions"], position)
-        against_torch = use_torch and (info.version == newest or info.status != "released")
-        findings, notes = _check_version(root, info, entry_mark, ops_file, rules_file, against_torch)
+        against_torch = facts if info.version == newest or info.status != "released" else None
+        findings, notes = _check_version(root, info, entry_mark, ops_file, rules_file, against_torch, parts)
         report.findings += findings
         report.notes += notes
         bookkeeping = load.read_bookkeeping(root, info.version)
@@ -109,27 +126,27 @@ def validate(root: Path, *, use_torch: bool = True) -> Report:
             if not bookkeeping.findings:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
         read[info.version] = (info, ops_file, rules_file, bookkeeping)
-    report.findings += _check_policy(root, infos, clean_ops, use_torch)
+    report.findings += _check_policy(root, infos, clean_ops, parts if use_torch else None)
     opsets = _clean_opsets(report, read)
     report.opsets = {opset.version: opset for opset in opsets}
     rows = spec_cases.read(root=root)  # read once: the row check, the errata and the formulas all use them
-    findings, missing = special_cases.validate_findings(root, opsets, use_torch, rows)
+    findings, missing = special_cases.validate_findings(root, opsets, use_torch, rows, parts=parts, facts=facts)
     report.findings += findings
     report.missing += missing
     report.findings += _check_errata(root, opsets, report, rows)
     if use_torch:
-        from opspec.checks import formulas as formula_check  # evaluating formulas needs torch
-
         cases, case_problems = rows
-        report.findings += formula_check.validate_findings(root, opsets[-1] if opsets else None,
-                                                           {} if case_problems else cases)
+        report.findings += kept_formulas.findings(root, opsets[-1] if opsets else None,
+                                                  {} if case_problems else cases, parts)
     else:
         report.findings += formulas.syntax_findings(root)[1]
     return report
 
 
-def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, LoadedFile], use_torch: bool) -> list[Finding]:
-    """The compatibility policy's file, and each version against the one before it (schemas judged with torch)."""
+def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, LoadedFile],
+                  parts: PartStore | None) -> list[Finding]:
+    """The compatibility policy's file, and each version against the one before it (schemas judged with torch,
+    each pair kept in ``parts``; None: without torch)."""
     policy, findings = compatibility_policy.read_policy(root)
     if policy is None:
         return findings
@@ -139,12 +156,21 @@ def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, Loa
             continue
         old = {entry["name"]: entry for _, entry in load.iter_entries(clean_ops[older], "ops")}
         new = {entry["name"]: entry for _, entry in load.iter_entries(clean_ops[newer], "ops")}
-        differences = compatibility.schema_differences() if use_torch else None
+        differences = _kept_differences(parts) if parts is not None else None
         for violation in compatibility.transition(policy, older, old, newer, new, differences):
             entry = new.get(violation.op)
             mark = _at(entry, "status", entry.mark) if entry is not None else Mark(str(clean_ops[newer].path), 1, 1)
             findings.append(Finding(mark, str(violation)))
     return findings
+
+
+def _kept_differences(parts: PartStore):
+    """How two schemas differ, judged with torch once per pair: torch is imported only for a pair never judged."""
+    def differences(old: str, new: str) -> list:
+        return parts.recall(part_key("schema differences", old, new),
+                            lambda: compatibility.schema_differences()(old, new))
+
+    return differences
 
 
 def _check_errata(root: Path, opsets: list[Opset], report: Report, rows: tuple[dict, list[Finding]]) -> list[Finding]:
@@ -168,8 +194,9 @@ def _clean_opsets(report: Report, read: dict[str, tuple]) -> list[Opset]:
     return [load.opset_from(*read[version]) for version in sorted(read, key=version_key)]
 
 
-def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, use_torch: bool) -> list[Finding]:
-    """Bookkeeping ops: named by their folder's version, sorted, unique, not core, and (with torch) as torch prints them."""
+def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, facts: TorchFacts | None) -> list[Finding]:
+    """Bookkeeping ops: named by their folder's version, sorted, unique, not core, and (with torch's ``facts``) as
+    torch prints them."""
     findings = []
     if loaded.data["opset"] != version:
         findings.append(Finding(_at(loaded.data, "opset", Mark(str(loaded.path), 1, 1)),
@@ -180,11 +207,11 @@ def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, u
     for name, (_, entry) in ops.items():
         if name in core:
             findings.append(Finding(_at(entry, "name", entry.mark), f"{name} is a core op of {version}; a bookkeeping op cannot be core"))
-    if use_torch:
-        live = torch_ops.all_aten_schemas()
+    if facts is not None:
+        live = facts.schemas
         for name, (op, entry) in ops.items():
             if name not in live:
-                findings.append(Finding(_at(entry, "name", entry.mark), f"unknown op {name} in torch {torch_ops.torch_module().__version__}{_did_you_mean(name, live)}"))
+                findings.append(Finding(_at(entry, "name", entry.mark), f"unknown op {name} in torch {facts.version}{_did_you_mean(name, live)}"))
             elif op.schema != live[name]:
                 findings.append(Finding(_at(entry, "schema", entry.mark), f"{name}: schema differs from torch, which prints: {live[name]}"))
     return findings
@@ -235,8 +262,10 @@ def _check_version(
     index_mark: Mark,
     ops_file: LoadedFile,
     rules_file: LoadedFile,
-    use_torch: bool,
+    facts: TorchFacts | None,
+    parts: PartStore,
 ) -> tuple[list[Finding], list[Finding]]:
+    """The version's own files checked, and against torch's ``facts`` where given."""
     findings: list[Finding] = []
     for loaded in (ops_file, rules_file):
         if loaded.data["opset"] != info.version:
@@ -259,35 +288,36 @@ def _check_version(
         findings += _check_rule_closure(rule, entry, ops, core)
 
     notes: list[Finding] = []
-    if use_torch:
-        ops, rules, absent_findings, notes = _set_aside_absent(ops, rules)
+    if facts is not None:
+        ops, rules, absent_findings, notes = _set_aside_absent(ops, rules, facts)
         findings += absent_findings
-        findings += _check_against_torch(ops, rules)
+        findings += _check_against_torch(ops, rules, facts, parts)
     return findings, notes
 
 
-def _set_aside_absent(ops: dict[str, tuple[CoreOp, Any]], rules: dict[str, tuple[DecompositionRule, Any]]):
+def _set_aside_absent(ops: dict[str, tuple[CoreOp, Any]], rules: dict[str, tuple[DecompositionRule, Any]],
+                      facts: TorchFacts):
     """Entries whose torch range excludes the installed torch: a note each, and no further checks.
 
     A range that excludes a torch which does provide the entry is stale: a finding."""
     findings, notes = [], []
-    live = torch_ops.all_aten_schemas()
-    version = versions.installed()
+    live = facts.schemas
+    version = facts.installed
     kept_ops, kept_rules = {}, {}
     for name, (op, entry) in ops.items():
-        absence = versions.op_absence(op)
-        if absence is None or not absence.recorded:
+        absence = versions.recorded_absence(op.name, op.torch, version)
+        if absence is None:
             kept_ops[name] = (op, entry)
         elif live.get(name) == op.schema:
             findings.append(Finding(_at(entry["torch"], "versions", entry.mark), f"{name}: recorded as absent in torch {version} (holds for torch {op.torch}), but torch {version} has it with this schema; widen torch.versions"))
         else:
             notes.append(Finding(_at(entry, "torch", entry.mark), f"note: {absence}"))
     for name, (rule, entry) in rules.items():
-        absence = versions.rule_absence(rule)
-        if absence is None or not absence.recorded:
+        absence = versions.recorded_absence(rule.op, rule.torch, version)
+        if absence is None:
             kept_rules[name] = (rule, entry)
             continue
-        provided = name in live and (not rule.uses_torch or name in torch_ops.registered_decompositions() or name in torch_ops.core_decomposition_table())
+        provided = name in live and (not rule.uses_torch or name in facts.registered or name in facts.core_table)
         if provided:
             findings.append(Finding(_at(entry["torch"], "versions", entry.mark), f"{name}: recorded as absent in torch {version} (holds for torch {rule.torch}), but torch {version} provides it; widen torch.versions"))
         else:
@@ -367,54 +397,51 @@ def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def _check_against_torch(ops: dict[str, tuple[CoreOp, Any]], rules: dict[str, tuple[DecompositionRule, Any]]) -> list[Finding]:
-    torch = torch_ops.torch_module()
-    live = torch_ops.all_aten_schemas()
-    torch_table = torch_ops.core_decomposition_table()
-    registered = torch_ops.registered_decompositions()
+def _check_against_torch(ops: dict[str, tuple[CoreOp, Any]], rules: dict[str, tuple[DecompositionRule, Any]],
+                         facts: TorchFacts, parts: PartStore) -> list[Finding]:
+    live = facts.schemas
     findings = []
 
     for name, (op, entry) in ops.items():
         if name not in live:
-            findings.append(Finding(_at(entry, "name", entry.mark), f"unknown op {name} in torch {torch.__version__}{_did_you_mean(name, live)}"))
+            findings.append(Finding(_at(entry, "name", entry.mark), f"unknown op {name} in torch {facts.version}{_did_you_mean(name, live)}"))
             continue
         if op.schema != live[name]:
-            findings.append(Finding(_at(entry, "schema", entry.mark), f"{name}: schema differs from torch {torch.__version__}, which prints: {live[name]}"))
+            findings.append(Finding(_at(entry, "schema", entry.mark), f"{name}: schema differs from torch {facts.version}, which prints: {live[name]}"))
             continue
-        schema = torch._C.parse_schema(op.schema)
-        if torch_ops.qualified_name(schema) != name:
-            findings.append(Finding(_at(entry, "schema", entry.mark), f"{name}: schema string names a different op ({torch_ops.qualified_name(schema)})"))
-        if not torch_ops.is_functional(op.schema) and not op.has_exception("not-functional"):
+        schema = facts.parsed[name]  # op.schema is the string torch prints, parsed once
+        if schema.name != name:
+            findings.append(Finding(_at(entry, "schema", entry.mark), f"{name}: schema string names a different op ({schema.name})"))
+        if not schema.functional and not op.has_exception("not-functional"):
             findings.append(Finding(_at(entry, "name", entry.mark), f"{name} is an in-place or out= variant; core ops must be functional unless a not-functional exception says why"))
-        if op.has_exception("also-decomposed") and name not in torch_table:
+        if op.has_exception("also-decomposed") and name not in facts.core_table:
             findings.append(Finding(_at(entry, "exceptions", entry.mark), f"{name}: recorded as also-decomposed, but torch's core decomposition table has no entry for it"))
-        symbolic = all(str(ret.type) in ("SymInt", "SymBool", "int", "bool", "float", "SymFloat") for ret in schema.returns)
-        if op.has_exception("symbolic") and not symbolic:
+        if op.has_exception("symbolic") and not schema.symbolic:
             findings.append(Finding(_at(entry, "exceptions", entry.mark), f"{name}: recorded as symbolic but returns tensors"))
-        findings += _check_hint_names(name, schema, op.raw.get("testing"), entry)
+        findings += _check_hint_names(name, schema.arguments, op.raw.get("testing"), entry)
 
     for name, (rule, entry) in rules.items():
         if name not in live:
-            findings.append(Finding(_at(entry, "op", entry.mark), f"unknown op {name} in torch {torch.__version__}{_did_you_mean(name, live)}"))
+            findings.append(Finding(_at(entry, "op", entry.mark), f"unknown op {name} in torch {facts.version}{_did_you_mean(name, live)}"))
             continue
         for position, target in enumerate(rule.targets):
             if target not in live:
                 findings.append(Finding(_line_of_item(entry["targets"], position), f"{name}: unknown target op {target}{_did_you_mean(target, live)}"))
         if rule.uses_torch:
-            if name not in registered and name not in torch_table:
-                findings.append(Finding(_at(entry, "implementation", entry.mark), f"{name}: absent in torch {versions.installed()}: torch registers no decomposition for it; give a module:function, or record the torch versions that have it (torch.versions)"))
+            if name not in facts.registered and name not in facts.core_table:
+                findings.append(Finding(_at(entry, "implementation", entry.mark), f"{name}: absent in torch {facts.installed}: torch registers no decomposition for it; give a module:function, or record the torch versions that have it (torch.versions)"))
         else:
-            problem = _import_problem(rule.implementation)
+            problem = _import_problem(rule.implementation, parts)
             if problem:
                 findings.append(Finding(_at(entry, "implementation", entry.mark), f"{name}: {problem}"))
-        findings += _check_hint_names(name, torch._C.parse_schema(live[name]), rule.raw.get("testing"), entry)
+        findings += _check_hint_names(name, facts.parsed[name].arguments, rule.raw.get("testing"), entry)
     return findings
 
 
-def _check_hint_names(name: str, schema: Any, testing: Any, entry: Any) -> list[Finding]:
+def _check_hint_names(name: str, schema_arguments: tuple[str, ...], testing: Any, entry: Any) -> list[Finding]:
     if not testing:
         return []
-    arguments = {arg.name for arg in schema.arguments}
+    arguments = set(schema_arguments)
     findings = []
     for section in ("domain", "shapes", "ranks", "choices"):
         block = testing.get(section) or {}
@@ -431,7 +458,15 @@ def _check_hint_names(name: str, schema: Any, testing: Any, entry: Any) -> list[
     return findings
 
 
-def _import_problem(reference: str) -> str | None:
+def _import_problem(reference: str, parts: PartStore) -> str | None:
+    """Why a rule's implementation cannot be used. Kept for opspec's own modules (the part store's key covers their
+    source); any other module is code no key covers, imported afresh on every run."""
+    if reference.startswith("opspec."):
+        return parts.recall(part_key("implementation", reference), lambda: _import_problem_now(reference))
+    return _import_problem_now(reference)
+
+
+def _import_problem_now(reference: str) -> str | None:
     try:
         references.load_callable(reference)
     except references.ImplementationError as err:  # an implementation that fails to import is a finding

@@ -1,4 +1,4 @@
-"""``opspec validate [--opset PATH]``."""
+"""``opspec validate [--opset-dir PATH]``."""
 from __future__ import annotations
 
 import re
@@ -6,8 +6,8 @@ import sys
 import time
 from pathlib import Path
 
-from opspec.cli import pathargs
-from opspec.spec import load, manifests, resources
+from opspec.cli import deprecated, pathargs
+from opspec.spec import file_memo, load, manifests, resources
 
 # A rule's implementation outside opspec (``pkg.module:function``) is code no cache key covers.
 _IMPLEMENTATION = re.compile(r"implementation:\s*['\"]?([^\s'\"#,}]*)")
@@ -20,9 +20,12 @@ def add_parser(subparsers) -> None:
         description="Check every opset version: JSON Schema, duplicates, lifecycle, closure of "
         "decomposition targets, released-version digests, and the installed torch's schemas. "
         "A clean result is kept in opspec's cache and reused while nothing it depends on has changed "
-        "(the data, opspec, torch and the packages that decide verdicts).",
+        "(the data, opspec, torch and the packages that decide verdicts); after an edit only the parts it "
+        "touched run again (a file's parsing, an op's special-case rows, a formula).",
     )
-    parser.add_argument("--opset", type=pathargs.input_folder, metavar="PATH", help="opset folder to check (default: the bundled one)")
+    parser.add_argument("--opset-dir", type=pathargs.input_folder, metavar="PATH",
+                        help="opset folder to check (default: the bundled one)")
+    deprecated.renamed(parser, "--opset", "--opset-dir PATH", dest="opset_dir", type=pathargs.input_folder)
     parser.add_argument("--no-torch", action="store_true", help="skip the checks that need torch")
     parser.add_argument(
         "--backends", type=pathargs.input_folder, metavar="DIR", help="backend lowering manifests to check too (default: the bundled ones)"
@@ -32,7 +35,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    root = args.opset or resources.opset_root()
+    root = args.opset_dir or resources.opset_root()
     if not load.versions_path(root).is_file():
         print(f"{root}: not an opset folder (no versions.yaml)", file=sys.stderr)
         return 2
@@ -53,8 +56,9 @@ def run(args) -> int:
 
 def _report(root: Path, backends: Path, args):
     """(report, reused): a clean report is kept and reused while its inputs are the same. A report with findings
-    is not kept: a broken seal names lines from git history, which no key covers."""
-    from opspec.checks import result_cache
+    is not kept whole: a broken seal names lines from git history, which no key covers. Either way the parts of
+    the run are kept, each under a key of its own inputs, and a run after an edit re-runs the parts it changed."""
+    from opspec.checks import part_cache, result_cache
     from opspec.checks.validate import Report
 
     place = f"{root}\0{backends}\0torch={not args.no_torch}"
@@ -67,25 +71,27 @@ def _report(root: Path, backends: Path, args):
             return Report.from_json(stored), True
         except ValueError:
             pass  # not a report: check afresh
-    report = _checked(root, backends, args)
+    parts_key = lambda: result_cache.key([resources.schema_dir()], [place, "parts"])  # noqa: E731
+    parts_before = None if args.no_cache else parts_key()
+    parts = part_cache.PartStore(keeping=False) if parts_before is None else part_cache.open_store("validate", place, parts_before)
+    report = _checked(root, backends, args, parts)
     if before is not None and report.exit_code == 0 and key() == before:  # inputs edited during the run: not kept
         result_cache.store("validate", place, before, report.to_json())
+    if parts_before is not None and parts_key() == parts_before:
+        part_cache.save("validate", place, parts_before, parts)
     return report, False
 
 
-def _checked(root: Path, backends: Path, args):
+def _checked(root: Path, backends: Path, args, parts):
     from opspec.checks.validate import validate
 
-    report = validate(root, use_torch=not args.no_torch)
+    report = validate(root, use_torch=not args.no_torch, parts=parts)
     if report.exit_code == 0:
         # Manifests name ops of an opset version, so they are judged only against clean data.
-        known = None
-        if not args.no_torch:
-            from opspec.bridge import torch_ops
-
-            known = torch_ops.all_aten_schemas()
+        known = None if report.torch is None else report.torch.schemas
         opset = lambda version: report.opsets.get(version) or load.load_opset(version, root)  # noqa: E731
-        report.findings += manifests.manifest_findings(backends, opset, known)
+        with file_memo.kept_in(parts if parts.keeping else None):
+            report.findings += manifests.manifest_findings(backends, opset, known)
     return report
 
 

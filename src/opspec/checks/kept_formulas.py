@@ -1,0 +1,57 @@
+"""The formula checks of ``opspec validate``, each formula's verdicts kept under a key of what decides them.
+
+A formula is checked on drawn inputs and on its op's special-case rows' inputs
+(:mod:`opspec.checks.formulas`). The two verdicts are kept apart: the first under the
+formula's text and the op's testing hints, the second under the formula's text and what
+the rows' calls are made of (inputs, dtypes, whether they raise). An edit to a row's
+inputs re-checks the rows' calls only; one to its expected result, or to prose, re-checks
+nothing. torch and hypothesis are imported only when some verdict must be computed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from opspec.checks.formula_verdicts import first_message
+from opspec.checks.part_cache import PartStore, part_key
+from opspec.spec.errors import Finding
+from opspec.spec.formulas import Formula, syntax_findings
+from opspec.spec.model import Opset
+
+
+def findings(root: Path, opset: Opset | None, cases: Mapping[str, tuple], parts: PartStore) -> list[Finding]:
+    """Every formula_check against the kernel (its syntax is checked without torch: :mod:`opspec.spec.formulas`);
+    ``cases``: the root's special-case rows as read."""
+    formulas, problems = syntax_findings(root)
+    if problems:
+        return problems
+    hints = {} if opset is None else {**{r.op: r.testing for r in opset.rules}, **{o.name: o.testing for o in opset.ops}}
+    found = []
+    for formula in formulas:
+        message = _message(formula, hints.get(formula.op), cases.get(formula.op, ()), parts)
+        if message:
+            found.append(Finding(formula.mark, message))
+    return found
+
+
+def _message(formula: Formula, hints, rows: tuple, parts: PartStore) -> str | None:
+    text = (formula.op, formula.expression)
+    drawn = parts.recall(part_key("formula on drawn inputs", *text, repr(hints)),
+                         lambda: _checked("drawn_verdict", formula, hints))
+    if drawn and drawn[0] == "error":
+        return drawn[1]  # the rows' inputs cannot change what is reported
+    written = [repr((bool(row.raises), row.dtypes, row.inputs)) for row in rows]  # what makes a row's call
+    on_rows = parts.recall(part_key("formula on special-case inputs", *text, *written),
+                           lambda: _checked("rows_verdict", formula, rows))
+    return first_message(drawn, on_rows)
+
+
+def _checked(verdict: str, formula: Formula, data):
+    """One verdict computed: torch and hypothesis imported here, kernels on one thread with their warnings held."""
+    from opspec.bridge import torch_ops
+    from opspec.checks import formulas
+    from opspec.testing import native_warnings
+
+    # Drawn inputs reach the kernels' edges (var of one element: their C++ warnings are noise), on small tensors.
+    with native_warnings.held_back(), torch_ops.single_threaded():
+        return getattr(formulas, verdict)(formula, data)

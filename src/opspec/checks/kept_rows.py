@@ -1,0 +1,62 @@
+"""Special-case rows against torch op by op, each op's verdicts kept under a key of what decides them.
+
+An op's verdicts depend on its rows as written, the op's testing hints (they pick the
+default dtypes) and the device; the installed torch is in the part store's key. The
+lines the rows stand on are not in the key, so an edit above them re-runs nothing: the
+verdicts are kept by row position and placed at this run's lines. The findings come in
+the order one run over every op gives.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Mapping
+
+from opspec.checks.part_cache import PartStore, part_key
+from opspec.spec.errors import Finding
+from opspec.spec.file_memo import MISSING
+from opspec.spec.special_cases import SpecialCase
+from opspec.spec.yamlio import Mark
+
+KINDS = ("unusable", "false_rows", "device_faults")  # the lists of special_cases.Result, in the order it sorts them
+Verdicts = dict[str, list[tuple[int, str]]]  # kind -> (row position in the op's rows, message)
+_NOWHERE = Mark("", 0, 0)
+
+
+def findings(cases: Mapping[str, tuple[SpecialCase, ...]], hints: Mapping, device: str, parts: PartStore,
+             run: Callable[[dict], object]) -> list[Finding]:
+    """Every row's finding on ``device``; ``run(cases)`` runs the ops no kept part answers (a special_cases.Result)."""
+    keys = {op: _key(op, rows, hints.get(op), device) for op, rows in cases.items()}
+    verdicts = {op: parts.get(key) for op, key in keys.items()}
+    pending = {op: cases[op] for op, found in verdicts.items() if found is MISSING}
+    if pending:
+        for op, found in _by_op(run(pending), pending).items():
+            parts.put(keys[op], found)
+            verdicts[op] = found
+    return _placed(cases, verdicts)
+
+
+def _key(op: str, rows: tuple[SpecialCase, ...], hints: object, device: str) -> str:
+    """The rows as written (file, not line) and the op's hints."""
+    written = [f"{row.mark.path}\0{replace(row, mark=_NOWHERE)!r}" for row in rows]
+    return part_key("special-case rows", device, op, repr(hints), *written)
+
+
+def _by_op(result, cases: Mapping[str, tuple[SpecialCase, ...]]) -> dict[str, Verdicts]:
+    """The run's findings per op, each by the position of the row it stands at."""
+    where = {row.mark: (op, position) for op, rows in cases.items() for position, row in enumerate(rows)}
+    found: dict[str, Verdicts] = {op: {kind: [] for kind in KINDS} for op in cases}
+    for kind in KINDS:
+        for finding in getattr(result, kind):
+            op, position = where[finding.mark]
+            found[op][kind].append((position, finding.message))
+    return found
+
+
+def _placed(cases: Mapping[str, tuple[SpecialCase, ...]], verdicts: Mapping[str, Verdicts]) -> list[Finding]:
+    """The findings at this run's lines, sorted as special_cases.Result sorts its own."""
+    lists: dict[str, list[Finding]] = {kind: [] for kind in KINDS}
+    for op in sorted(cases):
+        for kind in KINDS:
+            lists[kind] += [Finding(cases[op][position].mark, message) for position, message in verdicts[op][kind]]
+    return sorted([finding for kind in KINDS for finding in lists[kind]],
+                  key=lambda f: (f.mark.path, f.mark.line, f.mark.col))

@@ -1,0 +1,181 @@
+"""`opspec validate` keeps its result in parts: after an edit it re-runs the parts the edit touched, and prints what a
+run without the cache prints."""
+from __future__ import annotations
+
+import pickle
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from opspec_fixtures import reopen_newest
+
+from opspec.checks import formulas, part_cache, result_cache, special_cases
+from opspec.checks.torch_facts import TorchFacts
+from opspec.cli import main
+from opspec.spec import file_memo, load
+from opspec.spec import special_cases as spec_cases
+
+SUMMARY_TIME = re.compile(r"; \d+\.\d+s(, unchanged since the last run)?\)$")
+ABS_ROW = "      expect: ['+0.0', '+0.0']"  # pointwise-unary.yaml: abs of -0.0 and +0.0
+
+
+@pytest.fixture(autouse=True)
+def steady_source(tmp_path, monkeypatch) -> None:
+    """opspec's source as the keys see it, held still: a checkout being edited beside the tests changes no key."""
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "module.py").write_text("VALUE = 1\n")
+    monkeypatch.setattr(result_cache, "SOURCE", source)
+
+
+@pytest.fixture
+def work(monkeypatch) -> dict[str, list]:
+    """What each run computed afresh: files parsed, ops whose rows ran, formulas checked, torch measured."""
+    done: dict[str, list] = {"parsed": [], "rows": [], "formulas": [], "torch": []}
+
+    def recording(module, name, what, record):
+        original = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            done[what].append(record(*args))
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    recording(load, "_read", "parsed", lambda path, *_: Path(path).name)
+    recording(spec_cases, "_read_file", "parsed", lambda path: Path(path).name)
+    recording(special_cases, "run_cases", "rows", lambda cases, *_: sorted(cases))
+    recording(formulas, "drawn_verdict", "formulas", lambda formula, *_: (formula.op, "drawn"))
+    recording(formulas, "rows_verdict", "formulas", lambda formula, *_: (formula.op, "rows"))
+    measure = TorchFacts.measure
+    monkeypatch.setattr(TorchFacts, "measure", staticmethod(lambda: done["torch"].append(1) or measure()))
+    return done
+
+
+def run(capsys, root: Path, *argv: str) -> tuple[int, list[str]]:
+    """(exit code, the lines printed with the summary's time left out)."""
+    code = main(["validate", "--opset-dir", str(root), *argv])
+    captured = capsys.readouterr()
+    return code, [SUMMARY_TIME.sub(")", line) for line in (captured.out + captured.err).splitlines()]
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def fresh(work: dict[str, list]) -> dict[str, list]:
+    """What was computed since the last call, and forget it."""
+    found = {name: list(done) for name, done in work.items()}
+    for done in work.values():
+        done.clear()
+    return found
+
+
+def test_an_edit_re_reads_only_its_file_and_prints_what_a_full_run_prints(opset_copy, capsys, work):
+    run(capsys, opset_copy, "--no-torch")
+    assert len(fresh(work)["parsed"]) > 15  # every data file, once
+    edits = [
+        ("errata.yaml", "        says: The sign of NaN is 0, not NaN.", "        says: The sign of NaN is NaN."),
+        ("descriptions.yaml", "Absolute value of each element;", "The absolute value of each element;"),
+        ("special_cases/pointwise-unary.yaml", "ops:\n", "ops:\n  # lines below move down\n"),
+        ("2026.12/core_ops.yaml", "Absolute value is a single instruction", "The absolute value is a single instruction"),
+    ]
+    for name, old, new in edits:
+        edit(opset_copy / name, old, new)
+        incremental = run(capsys, opset_copy, "--no-torch")
+        assert fresh(work)["parsed"] == [Path(name).name], name
+        assert incremental == run(capsys, opset_copy, "--no-torch", "--no-cache"), name
+        fresh(work)
+
+
+def test_going_back_to_an_earlier_edit_re_runs_nothing(opset_copy, capsys, work):
+    errata = opset_copy / "errata.yaml"
+    claim = "        says: The sign of NaN is 0, not NaN."
+    edit(errata, claim, "        says: first edit")
+    first = run(capsys, opset_copy, "--no-torch")
+    edit(errata, "        says: first edit", "        says: second edit")
+    run(capsys, opset_copy, "--no-torch")
+    fresh(work)
+    edit(errata, "        says: second edit", "        says: first edit")
+    assert run(capsys, opset_copy, "--no-torch") == first
+    assert fresh(work)["parsed"] == []
+
+
+def test_with_torch_an_edit_re_runs_only_what_it_changed(opset_copy, capsys, work):
+    """One op's rows after its row changed (lines moved too), one formula after its text changed, nothing of torch's
+    after a prose edit: each time the lines a full run prints."""
+    reopen_newest(opset_copy)
+    run(capsys, opset_copy)
+    first = fresh(work)
+    assert first["torch"] == [1] and len(first["formulas"]) > 100 and len(first["rows"][0]) > 250
+
+    rows = opset_copy / "special_cases" / "pointwise-unary.yaml"
+    edit(rows, ABS_ROW, "      expect: ['-0.0', '+0.0']")
+    edit(rows, "ops:\n", "ops:\n  # lines below move down\n")
+    code, lines = run(capsys, opset_copy)
+    assert fresh(work) == {"parsed": ["pointwise-unary.yaml"], "rows": [["aten::abs"]], "formulas": [], "torch": []}
+    assert code == 1 and any(f"{rows}:12:7: aten::abs row" in line for line in lines)
+    assert (code, lines) == run(capsys, opset_copy, "--no-cache")
+    fresh(work)
+
+    descriptions = opset_copy / "descriptions.yaml"
+    edit(descriptions, "formula_check: 'torch.where(self > 0, 1.0, torch.where(self < 0, -1.0, 0.0))'",
+         "formula_check: 'torch.where(self >= 0, 1.0, -1.0)'")
+    code, lines = run(capsys, opset_copy)
+    assert fresh(work) == {"parsed": ["descriptions.yaml"], "rows": [],
+                           "formulas": [("aten::sign", "drawn"), ("aten::sign", "rows")], "torch": []}
+    assert any("aten::sign: formula_check disagrees with the kernel" in line for line in lines)
+    assert (code, lines) == run(capsys, opset_copy, "--no-cache")
+    fresh(work)
+
+    edit(descriptions, "Absolute value of each element;", "The absolute value of each element;")
+    assert run(capsys, opset_copy) == (code, lines)
+    assert fresh(work) == {"parsed": ["descriptions.yaml"], "rows": [], "formulas": [], "torch": []}
+
+    edit(descriptions, "The absolute value of each element;", "Absolute value of each element;")
+    assert "imported: []" in imported_by_a_run(opset_copy, result_cache.SOURCE)
+
+
+def imported_by_a_run(root: Path, source: Path) -> str:
+    """Which of torch and hypothesis a validate run in a fresh process imports (opspec's source as the keys see it
+    held at ``source``)."""
+    script = ("import sys; from pathlib import Path; from opspec.checks import result_cache; "
+              "result_cache.SOURCE = Path(sys.argv[2]); from opspec.cli import main; main(['validate', '--opset-dir', sys.argv[1]]); "
+              "print('imported:', sorted({'torch', 'hypothesis'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", script, str(root), str(source)], capture_output=True, text=True)
+    return done.stdout + done.stderr
+
+
+def test_damaged_parts_are_computed_again(opset_copy, capsys):
+    run(capsys, opset_copy, "--no-torch")
+    [slot] = (result_cache.folder() / "validate-parts").glob("*.pickle")
+    stored = pickle.loads(slot.read_bytes())
+    expected = run(capsys, opset_copy, "--no-torch", "--no-cache")
+    missing_class = pickle.dumps(part_cache.PartStore()).replace(b"PartStore", b"NoSuchOne")
+    for damaged in (b"garbage", pickle.dumps({**stored, "parts": {1: 2}}),
+                    pickle.dumps({**stored, "parts": {key: (g, b"not a pickle") for key, (g, _) in stored["parts"].items()}}),
+                    pickle.dumps({**stored, "parts": {key: (g, missing_class) for key, (g, _) in stored["parts"].items()}})):
+        slot.write_bytes(damaged)
+        for kept in (result_cache.folder() / "validate").glob("*.json"):
+            kept.unlink()  # the whole report kept would answer first
+        assert run(capsys, opset_copy, "--no-torch") == expected
+
+
+def test_a_file_that_changes_while_it_is_read_is_not_kept(tmp_path):
+    path = tmp_path / "data.yaml"
+    path.write_text("a: 1\n")
+    store = part_cache.PartStore()
+
+    def read_and_edit():
+        path.write_text("a: 2\n")
+        return "as read"
+
+    with file_memo.kept_in(store):
+        assert file_memo.recall(path, "reading", read_and_edit) == "as read"
+        assert file_memo.recall(path, "reading", lambda: "read again") == "read again"
+        assert file_memo.recall(path, "reading", lambda: "not read") == "read again"
+    assert file_memo.recall(path, "reading", lambda: "no store: read") == "no store: read"
