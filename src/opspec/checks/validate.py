@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opspec.bridge import versions
-from opspec.checks import compatibility, kept_formulas, special_cases, torch_facts
+from opspec.checks import accuracy, compatibility, kept_formulas, special_cases, torch_facts
 from opspec.checks.part_cache import PartStore, part_key
 from opspec.checks.torch_facts import TorchFacts
 from opspec.spec import compatibility as compatibility_policy
@@ -134,6 +134,7 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
     report.findings += findings
     report.missing += missing
     report.findings += _check_errata(root, opsets, report, rows)
+    report.findings += accuracy.validate_findings(root, opsets[-1] if opsets else None)
     if use_torch:
         cases, case_problems = rows
         report.findings += kept_formulas.findings(root, opsets[-1] if opsets else None,
