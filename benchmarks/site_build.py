@@ -4,9 +4,11 @@
 
 Each run is a fresh process building into a scratch folder (the generated pages
 are not rewritten), so it pays for importing torch, running every op page's
-example, and the strict mkdocs build. Prints each run's wall and CPU time, the
-share spent generating pages, the page count and the load average around the runs
-(on a shared machine the wall time is mostly waiting for a core).
+example, and the strict mkdocs build (two mkdocs processes on two or more cores,
+the second one started while the op pages are still generated). Prints each run's
+wall and CPU time (all processes), the time to the last generated page, the page
+count and the load average around the runs (on a shared machine the wall time is
+mostly waiting for a core).
 """
 from __future__ import annotations
 
@@ -51,8 +53,8 @@ def main() -> int:
             return 1
         fields = dict(re.findall(r"(\w+)=([\d.]+)", done.stdout))
         walls.append(wall)
-        print(f"run {run + 1}: {wall:.1f} s wall, {cpu:.1f} s CPU ({fields['total']} s in build: {fields['generate']} s "
-              f"generating {fields['pages']} pages, the rest mkdocs)")
+        print(f"run {run + 1}: {wall:.1f} s wall, {cpu:.1f} s CPU ({fields['total']} s in build: pages generated after "
+              f"{fields['generate']} s, {fields['pages']} of them; the rest mkdocs; load average {os.getloadavg()[0]:.1f})")
     load_after = os.getloadavg()[0]
     print(f"median {sorted(walls)[len(walls) // 2]:.1f} s, max {max(walls):.1f} s over {len(walls)} runs "
           f"(load average {load_before:.1f} before, {load_after:.1f} after, {os.cpu_count()} cores)")
