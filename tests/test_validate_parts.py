@@ -138,6 +138,8 @@ def test_with_torch_an_edit_re_runs_only_what_it_changed(opset_copy, capsys, wor
 
     edit(descriptions, "The absolute value of each element;", "Absolute value of each element;")
     assert "imported: []" in imported_by_a_run(opset_copy, result_cache.SOURCE)
+    edit(rows, "says: The absolute value of -0.0 is +0.0.", "says: The absolute value of -0.0 is +0.0 (a claim edited).")
+    assert "imported: ['torch']" in imported_by_a_run(opset_copy, result_cache.SOURCE)  # rows run without hypothesis
 
 
 def imported_by_a_run(root: Path, source: Path) -> str:

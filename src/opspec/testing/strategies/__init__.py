@@ -2,28 +2,47 @@
 
 ``calls(schema, hints, dtype, device)`` is the one entry point every runner
 uses; ``draw_examples`` draws a fixed list deterministically outside of tests.
+Hypothesis is imported on first use of what needs it: the hint helpers
+(``effective_hints``, ``dtypes_under_test``) and ``schema_args`` serve the
+special-case rows, which run without it.
 """
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import torch
-from hypothesis import HealthCheck, Phase, given, seed, settings
-from hypothesis import strategies as st
 
 from opspec.spec.model import TestingHints
-from opspec.testing.strategies.call import Call
-from opspec.testing.strategies.custom import CUSTOM
-from opspec.testing.strategies.generic import OMIT, Drawer, call_strategy
 from opspec.testing.strategies.op_traits import BUILTIN_HINTS
 from opspec.testing.strategies.schema_args import arguments_of
 from opspec.testing.strategies.seed_only import without_local_constants
+
+if TYPE_CHECKING:
+    from hypothesis import strategies as st
+
+    from opspec.testing.strategies.call import Call
 
 __all__ = ["Call", "calls", "draw_examples", "effective_hints", "strategy_source", "dtype_of", "dtypes_under_test",
            "CUSTOM", "OMIT", "Drawer"]
 
 StrategySource = Literal["generic", "hints", "custom"]
+
+
+def __getattr__(name: str):
+    """The names this package passes on from its Hypothesis-backed modules, imported when first asked for."""
+    if name == "Call":
+        from opspec.testing.strategies.call import Call as value
+    elif name == "CUSTOM":
+        from opspec.testing.strategies.custom import CUSTOM as value
+    elif name in ("OMIT", "Drawer"):
+        from opspec.testing.strategies import generic
+
+        value = getattr(generic, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def dtype_of(name: "str | torch.dtype") -> torch.dtype:
@@ -47,6 +66,8 @@ def effective_hints(op: str, hints: TestingHints | None = None) -> TestingHints:
 
 def strategy_source(op: str, hints: TestingHints | None = None) -> StrategySource:
     """How calls of ``op`` are built: from the schema alone, with hints, or by a custom strategy."""
+    from opspec.testing.strategies.custom import CUSTOM
+
     if op in CUSTOM:
         return "custom"
     merged = effective_hints(op, hints)
@@ -62,12 +83,17 @@ def dtypes_under_test(op: str, hints: TestingHints | None = None) -> tuple[torch
 def calls(schema: "str | torch._C.FunctionSchema", hints: TestingHints | None = None,
           dtype: "torch.dtype | str" = torch.float32, device: str = "cpu") -> st.SearchStrategy[Call]:
     """Valid calls of the overload ``schema`` names, its tensors of ``dtype`` on ``device``."""
+    from opspec.testing.strategies.custom import CUSTOM
+    from opspec.testing.strategies.generic import call_strategy
+
     op, arguments = arguments_of(schema)
     return call_strategy(op, arguments, effective_hints(op, hints), dtype_of(dtype), device, CUSTOM.get(op))
 
 
 def draw_examples(strategy: st.SearchStrategy, n: int, random_seed: int = 0) -> list:
     """``n`` examples of ``strategy``, the same ones for the same seed, without a test runner."""
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
     drawn: list = []
 
     @seed(random_seed)
