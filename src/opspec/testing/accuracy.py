@@ -107,7 +107,32 @@ def measure(kernel: Callable[[torch.Tensor], torch.Tensor], function: Function, 
     if not isinstance(got, torch.Tensor) or got.dtype != dtype or got.shape != x.shape:
         what = f"{got.dtype} {tuple(got.shape)}" if isinstance(got, torch.Tensor) else type(got).__name__
         raise MeasurementError(f"{function.op}: expected {dtype} {tuple(x.shape)}, got {what}")
-    got = got.detach().cpu()
+    found = errors_of(got, x, function, policy)
+    return Measurement(function.op, format_of(dtype).name, len(found.errors), exhaustive,
+                       float(found.errors.max(initial=0.0)), found.worst(argument), histogram(found.errors),
+                       int(found.flushed.sum()), found.refined, None if exhaustive else seed)
+
+
+@dataclass(frozen=True)
+class Errors:
+    """The error of each result of a unary op, in ULPs, the subnormal latitude applied."""
+
+    x: torch.Tensor  # the inputs, flat, on the CPU
+    got: torch.Tensor  # the results, likewise
+    rounded: torch.Tensor  # the correctly rounded results
+    errors: np.ndarray
+    flushed: np.ndarray  # results the latitude accepted as zero
+    refined: int  # inputs whose rounding needed mpmath
+
+    def worst(self, argument: str) -> tuple[Worst, ...]:
+        return _worst(self.errors, argument, self.x, self.got, self.rounded)
+
+
+def errors_of(got: torch.Tensor, x: torch.Tensor, function: Function,
+              policy: SubnormalPolicy = SubnormalPolicy()) -> Errors:
+    """The error of each element of ``got``, the op's results on ``x`` (same dtype and shape)."""
+    x, got = x.detach().cpu().reshape(-1), got.detach().cpu().reshape(-1)
+    dtype = x.dtype
     reference = correctly_rounded(function, [x], dtype)
     errors = ulp_error(got, reference.rounded, reference.residual)
     refined = reference.refined
@@ -118,9 +143,7 @@ def measure(kernel: Callable[[torch.Tensor], torch.Tensor], function: Function, 
     if policy.results == MAY_FLUSH:
         flushed = _flushed_results(got, reference.rounded) & (errors > 0)
         errors = np.where(flushed, 0.0, errors)
-    worst = _worst(errors, argument, x, got, reference.rounded)
-    return Measurement(function.op, format_of(dtype).name, len(errors), exhaustive, float(errors.max(initial=0.0)),
-                       worst, histogram(errors), int(flushed.sum()), refined, None if exhaustive else seed)
+    return Errors(x, got, reference.rounded, errors, flushed, refined)
 
 
 def _with_flushed_inputs(errors: np.ndarray, x: torch.Tensor, got: torch.Tensor, function: Function,

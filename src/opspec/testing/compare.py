@@ -71,6 +71,7 @@ class Comparison:
     tolerance: tuple[float, float] | None = None  # (rtol, atol) applied; for fp16/bf16 (0, slack)
     kernel_error: float | None = None  # fp16/bf16: the kernel's own largest error against float64
     path: str = ""  # where in a nested output the verdict was reached, e.g. "[1]"
+    max_ulp: float | None = None  # judged by an accuracy contract (contract_compare): the largest error in ULPs
 
     def __bool__(self) -> bool:
         return self.ok
