@@ -12,11 +12,16 @@ import torch
 from opspec.conform import cases
 
 
+def program(op: str) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``op`` applied to one tensor, as a conformance case's program spells it."""
+    return cases.make_program(op, (cases.Slot(0),), {}, ())
+
+
 def compiled(backend, op: str) -> Callable[[torch.Tensor], torch.Tensor]:
     """A kernel for ``op`` on one tensor: compiled by ``backend`` for the tensor it is first given, then run."""
-    program = cases.make_program(op, (cases.Slot(0),), {}, ())
+    program_of_op = program(op)
 
     def kernel(inputs: torch.Tensor) -> torch.Tensor:
-        return backend.compile(program, [inputs])(inputs)
+        return backend.compile(program_of_op, [inputs])(inputs)
 
     return kernel

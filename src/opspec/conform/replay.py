@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 import torch
 
-from opspec.conform import backends, cases, evidence, properties, special_rows
+from opspec.conform import backends, case_accuracy, cases, evidence, properties, special_rows
 from opspec.conform.backends import CompileError
 from opspec.spec import load
 from opspec.spec.errors import one_line
-from opspec.testing import compare, strategies
+from opspec.testing import compare, contract_compare, strategies
 from opspec.testing.strategies import Call
 from opspec.testing.strategies import op_traits
 from opspec.testing.strategies.call import tensor_source
@@ -54,6 +54,8 @@ def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Ca
     if not verdict.ok:
         record = {"status": "fail", "message": verdict.message}
         record.update(metrics([verdict]))
+        if verdict.max_ulp is not None:  # judged by an accuracy contract
+            record["max_ulp"] = verdict.max_ulp
         return record
     return verdict
 
@@ -78,11 +80,18 @@ def judge_example(backend: backends.Backend, example: cases.Example, op, seed: i
                   program: Callable | None = None):
     """:func:`judge` for a drawn example, with the op's checker and tolerance."""
     tolerance = strategies.effective_hints(op.name, op.testing).tolerance
+    near_zero = op.name in op_traits.ACCURATE_NEAR_ZERO
     checker = properties.CHECKERS.get(op.name)
     checked = (lambda candidate, reference: checker(candidate, reference, example)) if checker else None
+    contract = case_accuracy.contract_for(op.name, cases.dtype_name(example.inputs[0].dtype)) \
+        if example.inputs else None
+    if checked is None and contract_compare.applies(contract, example.inputs, example.written):
+        def checked(candidate, reference):  # ULPs against the contract inside its domain, eager's result outside
+            return contract_compare.compare_with_contract(candidate, reference, example.inputs[0], contract,
+                                                          tolerance=tolerance, near_zero=near_zero)
     return judge(backend, (lambda: program) if program is not None else example.program, example.fresh_inputs,
                  checked, tolerance, seed, float64=lambda: float64_reference(example), compiled=compiled,
-                 key=example.key, near_zero=op.name in op_traits.ACCURATE_NEAR_ZERO)
+                 key=example.key, near_zero=near_zero)
 
 
 def metrics(verdicts: list[compare.Comparison]) -> dict[str, Any]:
@@ -123,14 +132,19 @@ def _dense(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str, seed: int, dynamic: bool,
-           built_by: cases.Example | None = None, row: tuple[str, str, str] | None = None) -> str:
+           built_by: cases.Example | None = None, row: tuple[str, str, str] | None = None,
+           accuracy: int | None = None) -> str:
     """The repro of one example: run it to print the verdict (exit 0 only on pass). ``built_by``: the earlier
     example the program was compiled for, when it is not this one (a compiled program serves a compile key);
-    ``row``: (where, dtype, says) of the special-case row the example is, judged by that row on replay."""
+    ``row``: (where, dtype, says) of the special-case row the example is, judged by that row on replay;
+    ``accuracy``: the samples of the case's accuracy program, which the repro measures again (the example holds
+    its worst inputs, for reading)."""
     described = {"op": case.op, "dtype": case.dtype, "device": case.device, "backend": backend, "opset": opset,
                  "seed": seed, "dynamic": dynamic}
     if row is not None:
         described["special_case"], described["row_dtype"], described["row_says"] = row
+    if accuracy is not None:
+        described["accuracy_samples"] = accuracy
     lines = [
         f"# opspec repro: {case.op} {case.dtype} {case.device} on backend {backend}, opset {opset}",
         "import torch",
@@ -141,6 +155,10 @@ def source(example: cases.Example, *, case: cases.Case, backend: str, opset: str
         "nan, inf = float('nan'), float('inf')",
         f"CASE = {described!r}",
     ]
+    if accuracy is not None:
+        lines += ["# the accuracy program: the op over every value of a 16-bit dtype in the contract's domain, else",
+                  "# a sample stratified by binade (CASE's seed and accuracy_samples), judged against the contract;",
+                  "# the inputs below are the worst it found"]
     if built_by is not None and built_by is not example:
         lines += ["# the program was compiled for these inputs, then run on the ones below",
                   *_inputs(built_by, "c"), f"CASE['compiled_for'] = ({_call(built_by, 'c')})", ""]
@@ -179,6 +197,8 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
     backend = backends.resolve(case["backend"], opset, dynamic=case.get("dynamic", True))
     example = cases.Example.of(Call(case["op"], tuple(args), dict(kwargs)))
     torch._dynamo.reset()
+    if "accuracy_samples" in case:
+        return _accuracy_verdict(case, backend, program)
     if "special_case" in case:  # a special-case row: judged exactly, by the row, as the run judged it
         built_by = None
         if "compiled_for" in case:  # the row ran on a program compiled for an earlier example
@@ -203,6 +223,23 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
     if isinstance(outcome, dict):
         return {"status": outcome["status"], "message": outcome["message"], "executed": found.executed}
     return {"status": evidence.PASSING_STATUS[found.executed], "message": outcome.message, "executed": found.executed}
+
+
+def _accuracy_verdict(case: dict[str, Any], backend: backends.Backend, program: Callable) -> dict[str, Any]:
+    """The case's accuracy program measured again, judged as the run judged it."""
+    contract = case_accuracy.contract_for(case["op"], case["dtype"])
+    if contract is None:
+        return {"status": "skip", "message": f"{case['op']} has no accuracy contract in {case['dtype']}",
+                "executed": "unknown"}
+    with evidence.collecting() as seen:
+        judged = case_accuracy.judge(backend, contract, case["device"], case["seed"],
+                                     samples=case["accuracy_samples"], program=program)
+    found = backend.static_evidence() or evidence.judge(case["op"], seen)
+    if judged.failed is not None:
+        return {"status": judged.failed["status"], "message": judged.failed["message"], "executed": found.executed}
+    max_ulp = judged.section["max_ulp"]
+    return {"status": evidence.PASSING_STATUS[found.executed], "executed": found.executed,
+            "message": f"within the contract: {max_ulp} ULP at most over {judged.section['inputs']} inputs"}
 
 
 def load_repro(path: str) -> dict[str, Any]:

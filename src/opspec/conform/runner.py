@@ -22,6 +22,7 @@ from opspec.bridge import versions
 from opspec.conform import (
     attribution,
     backends,
+    case_accuracy,
     cases,
     evidence,
     properties,
@@ -31,6 +32,7 @@ from opspec.conform import (
 )
 from opspec.conform.cases import Case, Example
 from opspec.spec import atomic, load
+from opspec.spec.accuracy import UlpContract
 from opspec.testing import compare, kernel_errors
 from opspec.testing.strategies import Call
 
@@ -98,6 +100,7 @@ class CaseRunner:
         compiles_before = self.backend.compiles
         self.backend.handed, self.backend.front_end, self.backend.delegated = set(), [], set()
         self.failing: tuple[Example, Example] | None = None  # (failing example, the one its program was built for)
+        self.failing_accuracy: UlpContract | None = None  # the contract the accuracy program broke
         static = self.backend.static_evidence()
         # a backend whose evidence follows from what it is (its kernels are PyTorch's by design, or it has no way
         # back to PyTorch) is not watched: what its programs show would only send calls to run again on their own
@@ -145,6 +148,10 @@ class CaseRunner:
         own_rule = rule is not None and not rule.uses_torch
 
         def reproduces(layer: str, reference: backends.Backend) -> str | None:
+            if self.failing_accuracy is not None:  # the layer on the same accuracy program, held to the contract
+                announce(layer, reference.name)
+                return case_accuracy.reproduces(reference, self.failing_accuracy, case.device,
+                                                case.seed(self.settings.seed))
             if failing is None:
                 return None
             announce(layer, reference.name)
@@ -177,12 +184,15 @@ class CaseRunner:
         torch._dynamo.reset()
         self.backend.front_end = []
         loaded = replay.load_repro(repro)
+        if "accuracy_samples" in loaded["CASE"]:  # the worker died in the case's accuracy program
+            self.failing_accuracy = case_accuracy.contract_for(case.op, case.dtype)
+            return self._blame(case, record, announce).as_dict()
         example = cases.Example.of(Call(case.op, tuple(loaded["args"]), dict(loaded["kwargs"])))
         built_by = example
         if "compiled_for" in loaded["CASE"]:
             first_args, first_kwargs = loaded["CASE"]["compiled_for"]
             built_by = cases.Example.of(Call(case.op, tuple(first_args), dict(first_kwargs)))
-        self.failing = (example, built_by)
+        self.failing, self.failing_accuracy = (example, built_by), None
         return self._blame(case, record, announce).as_dict()
 
     def _run(self, case: Case, seen: list | None = None) -> dict[str, Any]:
@@ -209,6 +219,7 @@ class CaseRunner:
         if not examples:
             return {"status": "skip", "message": "the eager kernel rejected every drawn input", "examples": 0}
         checker = properties.CHECKERS.get(op.name)
+        contract = case_accuracy.contract_for(op.name, case.dtype)
         compiled: dict[tuple, Any] = {}
         verdicts: list[compare.Comparison] = []
         repro_file = self._repro_file(case)
@@ -244,6 +255,9 @@ class CaseRunner:
                 level_repro, level_distance = source, distance
             if isinstance(outcome, dict):
                 self.failing = (example, built_by[example.key])
+                if "max_ulp" in outcome:  # a drawn example broke the accuracy contract
+                    outcome["accuracy"] = case_accuracy.section(contract, None, outcome.pop("max_ulp"),
+                                                                "not run: a drawn example broke the contract")
                 outcome["repro"] = source
                 if repro_file is not None:
                     outcome["repro_file"] = str(repro_file)
@@ -277,6 +291,11 @@ class CaseRunner:
             if run is not None and run.distance > level_distance:  # a row's program ran it farther from the target
                 level_repro = self.repro(run.example, case, seed, built_by=run.compiled_for,
                                          row=(special_rows.where(run.row), run.dtype, run.row.says) if run.row else None)
+        accuracy = None
+        if contract is not None and not self.settings.inputs:
+            accuracy = self._accuracy(contract, case, seed, verdicts, seen, repro_file)
+            if accuracy.failed is not None:
+                return accuracy.failed
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)
         # a repro stays with the record should the evidence make the case less than a pass: the program that showed it
@@ -285,12 +304,45 @@ class CaseRunner:
         record["property_checked"] = checker is not None
         if rows is not None:
             record["special_cases"] = rows
+        if accuracy is not None:
+            record["accuracy"] = accuracy.section
         return record
+
+    def _accuracy(self, contract: UlpContract, case: Case, seed: int,
+                  verdicts: list[compare.Comparison], seen: list | None,
+                  repro_file: Path | None) -> case_accuracy.Verdict:
+        """The case's accuracy program through the backend (case_accuracy); a verdict that does not pass is a
+        finished record with its repro. What its program shows of who computed the op is recorded beside the
+        measurement and set aside: the drawn calls say who computed the case, as they did before."""
+        if repro_file is not None:  # before it runs: a crash leaves the program that caused it
+            atomic.write_text(repro_file, self.accuracy_repro(case, seed, None))
+        before = len(seen) if seen is not None else 0
+        drawn = [v.max_ulp for v in verdicts if v.max_ulp is not None]
+        verdict = case_accuracy.judge(self.backend, contract, case.device, seed, max(drawn, default=None))
+        if seen is not None and len(seen) > before:
+            verdict.section["executed"] = evidence.judge(case.op, seen[before:]).executed
+            del seen[before:]
+        if verdict.failed is None:
+            return verdict
+        self.failing, self.failing_accuracy = None, contract
+        failed = {**verdict.failed, "accuracy": verdict.section, "examples": len(verdicts),
+                  "repro": self.accuracy_repro(case, seed, verdict.section)}
+        if repro_file is not None:
+            atomic.write_text(repro_file, failed["repro"])
+            failed["repro_file"] = str(repro_file)
+        verdict.failed = failed
+        return verdict
 
     def _repro_file(self, case: Case) -> Path | None:
         if not self.settings.repro_dir:
             return None
         return Path(self.settings.repro_dir) / f"{case.id}.py"
+
+    def accuracy_repro(self, case: Case, seed: int, section: dict[str, Any] | None) -> str:
+        """Standalone source that measures the case's accuracy program again, its worst inputs shown."""
+        example = case_accuracy.repro_example(case.op, section, case.dtype)
+        return replay.source(example, case=case, backend=self.backend.name, opset=self.opset.version, seed=seed,
+                             dynamic=self.settings.dynamic, accuracy=case_accuracy.CASE_SAMPLES)
 
     def repro(self, example: Example, case: Case, seed: int, built_by: Example | None = None,
               row: tuple[str, str] | None = None) -> str:

@@ -60,6 +60,8 @@ class Declaration:
     manifest: Path | None = None  # lowering manifest (None: the bundled conformance/backends/NAME.yaml if any)
     lowering_meaning: str = ""  # what "lowered" means for it, so a coverage figure is read for what it is (site)
     lowering_figure: bool = True  # False where a lowering figure would say nothing (the kernels are PyTorch's)
+    # the most elements one input tensor may hold (None: no limit); a case's accuracy program runs only within it
+    largest_input: int | None = None
 
     def __post_init__(self) -> None:
         if self.evidence not in EVIDENCE_KINDS:
