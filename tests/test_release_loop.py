@@ -74,8 +74,10 @@ def repo(tmp_path, monkeypatch) -> Path:
     return root
 
 
-def newer_torch(monkeypatch) -> None:
-    """A torch whose abs gained a keyword-only flag."""
+def newer_torch(monkeypatch, cache: Path) -> None:
+    """A torch whose abs gained a keyword-only flag; validate keeps what it learns of a torch by its version, which
+    the patch leaves as it was, so the patched torch gets a cache of its own (as another install would)."""
+    monkeypatch.setenv("OPSPEC_CACHE_DIR", str(cache))
     schemas = dict(torch_ops.all_aten_schemas(), **{"aten::abs": NEW_ABS})
     tagged = dict(torch_ops.core_tagged(), **{"aten::abs": NEW_ABS})
     monkeypatch.setattr(torch_ops, "all_aten_schemas", lambda: schemas)
@@ -134,7 +136,7 @@ def test_the_loop_for_each_kind_keeps_the_repository_green(repo, capsys, monkeyp
     commit(repo, "seal")
     for kind in KINDS:
         if kind == "schema-change":
-            newer_torch(monkeypatch)
+            newer_torch(monkeypatch, repo.parent / "newer-torch-cache")
         walk(repo, kind, capsys)
     out = repo / "site-out"
     assert cli(repo, "site", "build", "--out", str(out)) == 0, capsys.readouterr()
