@@ -303,6 +303,19 @@ def test_every_core_op_page_specifies_the_op(repo_pages):
             assert str(markupsafe.escape(op.schema)) in page and "| Argument | Type | Default | Values |" in page
 
 
+def test_op_pages_state_their_accuracy_contracts(repo_pages):
+    """Each contract of opset/accuracy.yaml on its op's page, with what eager measured beside it."""
+    from opspec.spec import accuracy
+
+    generated, _ = repo_pages
+    contracts, _ = accuracy.read()
+    exp = generated.pages["ops/aten-exp.md"].split("## Accuracy", 1)[1].split("\n## ", 1)[0]
+    for contract in (c for c in contracts.ulp if c.op == "aten::exp"):
+        assert f"| {contract.dtype} | {contract.max_ulp:g} |" in exp
+    assert "(every value, torch " in exp
+    assert "Error model (" in generated.pages["ops/aten-mm.md"].split("## Accuracy", 1)[1]
+
+
 def test_the_completeness_check_finds_what_is_missing(tmp_path):
     from opspec.spec import load
 

@@ -17,6 +17,7 @@ import jinja2
 from opspec.proposals import check as checking
 from opspec.proposals.model import STATUSES, Proposal
 from opspec.reports import changelog
+from opspec.reports.site import accuracy_section
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import compatibility_page, models_page, sanitize, scoreboard, version_matrix, xla_page
@@ -123,6 +124,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     opsets: list[Opset] = [load.load_opset(info.version, ws.opset) for info in infos]
     newest = opsets[-1]
     descriptions = load.load_descriptions(ws.opset)
+    contracts = accuracy_section.read(ws.opset)
     parsed = checking.load_all(ws.proposals)
     proposals = sorted((p.proposal for p in parsed if p.proposal is not None), key=lambda p: p.id)
     skipped = [str(p.findings[0]) for p in parsed if p.proposal is None and p.findings]
@@ -282,6 +284,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
                     op_link=lambda n, prefix=prefix: op_link(n, prefix),
                     prose=errata_mod.entry_prose(errata, opset.version, "op", name, page_of_rows),
                     rule_prose=errata_mod.entry_prose(errata, opset.version, "rule", name, page_of_rows),
+                    accuracy=accuracy_section.for_op(contracts, name),
                     special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch,
                                                       results.for_op(name)),
                 )
