@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from opspec.cli import main
 
@@ -46,3 +47,26 @@ def test_show_unknown_op_suggests(capsys):
 def test_unknown_version_is_a_usage_error(capsys):
     code, _, err = run(capsys, "ops", "--opset", "1999.01")
     assert code == 2 and "unknown opset version '1999.01'" in err
+
+
+def test_show_prints_what_the_op_computes_its_rows_and_its_accuracy(capsys):
+    from opspec.spec.special_cases import load_special_cases
+
+    assert main(["show", "aten::isinf"]) == 0
+    out = capsys.readouterr().out
+    assert "formula:    out_i = " in out and "checked as: " in out
+    rows = load_special_cases()["aten::isinf"]
+    assert f"special cases ({len(rows)}):" in out
+    assert all(f"pointwise-unary.yaml:{row.mark.line} [{row.klass}] {row.says}" in out for row in rows)
+    assert main(["show", "aten::exp"]) == 0
+    assert "bfloat16  0.5 ULP over self in [-inf, inf]" in capsys.readouterr().out
+
+
+def test_show_json_carries_the_same(capsys):
+    assert main(["show", "aten::isinf", "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["description"]["formula_check"]
+    assert all(re.search(r"special_cases/pointwise-unary\.yaml:\d+$", row["where"]) for row in record["special_cases"])
+    assert record["special_cases"][0]["says"] and "expect" in record["special_cases"][0]
+    assert main(["show", "aten::exp", "--format", "json"]) == 0
+    assert {c["dtype"] for c in json.loads(capsys.readouterr().out)["accuracy"]} == {"float64", "float32", "float16", "bfloat16"}

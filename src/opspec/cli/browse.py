@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 
 from opspec.cli import UsageError, add_opset_option, deprecated
-from opspec.reports import browse
-from opspec.spec import errata, load
+from opspec.reports import browse, op_spec
+from opspec.spec import errata, load, resources
+from opspec.spec.special_cases import load_special_cases
 from opspec.spec.model import CATEGORIES, STATUSES
 
 
@@ -48,11 +49,13 @@ def run_show(args) -> int:
     except KeyError as err:
         raise UsageError(err.args[0]) from None
     corrections = errata.load_errata()
+    core = hasattr(item, "category")
+    name = item.name if core else item.op
+    spec = op_spec.read(resources.opset_root(), name, load.load_descriptions(), load_special_cases())
     if args.format == "json":
-        core = hasattr(item, "category")
         record = browse.op_record(item) if core else browse.rule_record(item)
-        found = browse.erratum_records(corrections, opset.version, "op" if core else "rule", item.name if core else item.op)
-        print(json.dumps({**record, **({"errata": found} if found else {})}, indent=2))
+        found = browse.erratum_records(corrections, opset.version, "op" if core else "rule", name)
+        print(json.dumps({**record, **({"errata": found} if found else {}), **spec.records(name)}, indent=2, default=str))
     else:
-        print(browse.describe(opset, item, corrections))
+        print("\n".join([browse.describe(opset, item, corrections), *spec.lines(name)]))
     return 0
