@@ -31,9 +31,10 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup -p no:cacheprovider
 
 # The heavy sweeps left out of `make test` (marker `sweep`): every sampled repro of the committed reports whose
-# backend is installed here, not the few of each outcome that `make test` replays.
+# backend is installed here (not the few of each outcome `make test` replays), and the end-to-end runs that take
+# a minute or more each (the release loop, the conformance workflow, the published site, the CUDA report script).
 sweep: $(STAMP)
-	$(BIN)/python -m pytest -m sweep -n auto -p no:cacheprovider
+	$(BIN)/python -m pytest -m sweep -n auto --dist loadgroup -p no:cacheprovider
 
 # Random exploration of the conformance suite (50 fresh examples per rule and dtype):
 # new counterexamples, not a gate. What it finds is fixed or recorded, then `make test` checks it.

@@ -85,6 +85,7 @@ def test_an_action_without_a_stand_in_is_refused(tmp_path):
     assert done.returncode == 2 and "someone/else@v1: no local stand-in" in done.stderr
 
 
+@pytest.mark.sweep  # the whole workflow on a small matrix, the better part of a minute: `make sweep` (CI)
 def test_the_workflow_runs_here_on_a_small_matrix(tmp_path):
     """The shard and merge jobs, their steps as written, on one backend split in two, four ops."""
     import torch

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("cuda_report")  # one worker runs both tests, so the shared run is made once
+# one worker runs both tests, so the shared run is made once; an Inductor compile per dtype: `make sweep` (CI)
+pytestmark = [pytest.mark.xdist_group("cuda_report"), pytest.mark.sweep]
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cuda_report.sh"

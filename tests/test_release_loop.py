@@ -129,6 +129,7 @@ def start_version(root: Path) -> str:
     return next_version(load.load_versions(root / "opset")[-1].version)
 
 
+@pytest.mark.sweep  # five proposals to five releases and a site, minutes: `make sweep` (CI)
 def test_the_loop_for_each_kind_keeps_the_repository_green(repo, capsys, monkeypatch):
     for info in load.load_versions(repo / "opset"):  # a draft version is sealed first, as it stands
         if info.status == "draft":

@@ -457,6 +457,7 @@ def test_scoreboard_shows_the_torch_version_matrix_when_present(tmp_path):
     assert "| 2.11.0 | differs | ok | 60 |" in board and "| 2.15.0 | ok | ok | — |" in board
 
 
+@pytest.mark.sweep  # the whole published site, about a minute: `make sweep` (CI); the pages are checked above
 def test_the_repository_site_builds_strict(tmp_path):
     """Every page the repository's data produces links only to pages that exist (mkdocs --strict)."""
     result = build(Workspace(ROOT), tmp_path / "html", write_generated=False)
