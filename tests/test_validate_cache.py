@@ -14,14 +14,7 @@ from opspec.cli import validate as validate_cli
 SUMMARY_TIME = re.compile(r"; \d+\.\d+s(, unchanged since the last run)?\)$")
 
 
-@pytest.fixture(autouse=True)
-def steady_source(tmp_path, monkeypatch) -> Path:
-    """opspec's source as the key sees it, held still: a checkout being edited beside the tests changes no key."""
-    source = tmp_path / "source"
-    source.mkdir()
-    (source / "module.py").write_text("VALUE = 1\n")
-    monkeypatch.setattr(result_cache, "SOURCE", source)
-    return source
+pytestmark = pytest.mark.usefixtures("steady_source")  # opspec's source held still (conftest.py)
 
 
 def run(capsys, *argv: str) -> tuple[int, list[str], bool]:

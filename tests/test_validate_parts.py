@@ -21,13 +21,7 @@ SUMMARY_TIME = re.compile(r"; \d+\.\d+s(, unchanged since the last run)?\)$")
 ABS_ROW = "      expect: ['+0.0', '+0.0']"  # pointwise-unary.yaml: abs of -0.0 and +0.0
 
 
-@pytest.fixture(autouse=True)
-def steady_source(tmp_path, monkeypatch) -> None:
-    """opspec's source as the keys see it, held still: a checkout being edited beside the tests changes no key."""
-    source = tmp_path / "source"
-    source.mkdir()
-    (source / "module.py").write_text("VALUE = 1\n")
-    monkeypatch.setattr(result_cache, "SOURCE", source)
+pytestmark = pytest.mark.usefixtures("steady_source")  # opspec's source held still (conftest.py)
 
 
 @pytest.fixture
