@@ -20,6 +20,8 @@ import pytest
 
 from opspec.cli import build_parser, main, pathargs
 
+pytestmark = pytest.mark.xdist_group("bad_paths")  # one worker runs them all: the module's shared runs are made once
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 CHECKOUT = SRC.parent
 

@@ -17,6 +17,8 @@ from opspec.conform.cases import Case
 from opspec.conform.runner import cached_opset
 from opspec.spec import load
 
+pytestmark = pytest.mark.xdist_group("conform_shards")  # one worker runs them all: the module's shared runs are made once
+
 FAST = ["--max-examples", "2", "--max-compiles", "1", "--isolate", "-j", "1"]
 OPS = "abs,add.Tensor,amax,bmm,cat,cumsum,exp,relu,sort,where.self,sum.dim_IntList,clamp"
 

@@ -26,7 +26,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = "/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else shutil.which("chromedriver")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 pytest.importorskip("material", reason="mkdocs-material is not installed")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="chromium and chromium-driver are not installed")
+pytestmark = [pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="chromium and chromium-driver are not installed"),
+              pytest.mark.xdist_group("site_browser")]  # one worker runs them all: the site is built once
 
 SPELLINGS = ("add.Tensor", "aten::add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor")
 
