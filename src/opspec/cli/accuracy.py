@@ -11,7 +11,6 @@ from opspec.cli import UsageError, checkout, pathargs
 from opspec.spec import accuracy as spec_accuracy
 from opspec.spec import atomic, yamlio
 from opspec.spec.yamlio import DataError
-from opspec.testing.accuracy_functions import FUNCTIONS
 
 FLOATING = ("float64", "float32", "float16", "bfloat16")
 DEFAULT_SAMPLES = 1_000_000
@@ -94,6 +93,8 @@ def _chosen(contracts: spec_accuracy.Contracts, globs: list[str] | None, dtypes:
               and (not dtypes or c.dtype in dtypes)]
     if not chosen:
         raise UsageError(f"no contract of {', '.join(patterns)} names {', '.join(dtypes or FLOATING)}")
+    from opspec.testing.accuracy_functions import FUNCTIONS  # numpy and mpmath: not on every command's start-up
+
     for contract in chosen:
         if contract.op not in FUNCTIONS:
             raise DataError(contract.mark, f"{contract.op}: no reference function measures it "
