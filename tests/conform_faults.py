@@ -7,7 +7,8 @@ for exp and raises while compiling floor.
 
 ``partitioning`` splits its graph with torch.fx's CapabilityBasedPartitioner,
 taking only ``ceil`` and ``trunc``: every other op stays a top-level node and
-runs in PyTorch, so a right answer there is a ``fallback``.
+runs in PyTorch, so a right answer there is a ``fallback``. ``fusing_in_place``
+does the same in place and hands each partition to a runtime.
 
 ``decomposing`` lowers through AOT autograd with a wrong decomposition of
 ``exp`` (1 everywhere) in its front end, and names that front end to opspec
@@ -94,6 +95,31 @@ def partitioning(gm: torch.fx.GraphModule, example_inputs):
     partitioner = CapabilityBasedPartitioner(gm, _Takes({"ceil.default", "trunc.default"}),
                                              allows_single_node_partition=True)
     return partitioner.partition_and_fuse()
+
+
+class _Runtime(torch.nn.Module):
+    """A partition handed to a runtime: no longer a GraphModule, so only what was handed over says what it ran."""
+
+    def __init__(self, partition: torch.fx.GraphModule):
+        super().__init__()
+        self.run = [partition.forward]  # in a list: not a submodule opspec could look into
+
+    def forward(self, *inputs):
+        return self.run[0](*inputs)
+
+
+def fusing_in_place(gm: torch.fx.GraphModule, example_inputs):
+    """``partitioning``, fused in place (``fuse_partitions`` returns the module it was handed, mutated), each
+    partition then wrapped in a runtime, as real partitioning compilers do."""
+    partitioner = CapabilityBasedPartitioner(gm, _Takes({"ceil.default", "trunc.default"}),
+                                             allows_single_node_partition=True)
+    fused = partitioner.fuse_partitions(partitioner.propose_partitions())
+    assert fused is gm
+    for node in fused.graph.nodes:
+        if node.op == "call_module":
+            setattr(fused, node.target, _Runtime(fused.get_submodule(node.target)))
+    fused.recompile()
+    return fused
 
 
 def opaque(gm: torch.fx.GraphModule, example_inputs):

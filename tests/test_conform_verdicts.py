@@ -56,6 +56,16 @@ def test_ops_left_at_the_top_level_of_a_partitioned_graph_are_fallback(tmp_path,
     assert replays(relu) == "fallback"
 
 
+def test_a_partitioner_that_fuses_in_place_and_wraps_its_partitions_gets_pass(tmp_path):
+    # the module handed over is the module returned, rewritten: the ops handed over are read before the backend runs
+    code, report = run(tmp_path, "fusing_in_place", "ceil,relu")
+    results = by_op(report)
+    assert (results["aten::ceil"]["status"], results["aten::ceil"]["executed"]) == ("pass", "target")
+    assert results["aten::ceil"]["evidence"]["target_ops"] == ["aten::ceil"]
+    assert (results["aten::relu"]["status"], results["aten::relu"]["executed"]) == ("fallback", "pytorch")
+    assert code == 0
+
+
 def replays(record: dict) -> str:
     """The verdict the record's repro file prints when run on its own."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}

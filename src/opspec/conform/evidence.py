@@ -220,8 +220,15 @@ def graph_module_of(compiled: Any) -> torch.fx.GraphModule | None:
     return owner if isinstance(owner, torch.fx.GraphModule) else None
 
 
-def from_partitions(module: torch.fx.GraphModule, handed: torch.fx.GraphModule | None = None) -> Seen:
-    """Ops in submodules ran in the backend; aten ``call_function`` nodes at the top level ran in PyTorch."""
+def from_partitions(module: torch.fx.GraphModule, handed: torch.fx.GraphModule | None = None,
+                    handed_ops: set[str] | None = None) -> Seen:
+    """Ops in submodules ran in the backend; aten ``call_function`` nodes at the top level ran in PyTorch.
+
+    ``handed_ops``: the ops of the graph as it was handed over, read before the backend ran. A partitioner that
+    fuses in place (``CapabilityBasedPartitioner.fuse_partitions``) returns the module it was handed, mutated:
+    read afterwards, that graph no longer shows what a partition wrapped in a runtime computed."""
+    if handed_ops is None:
+        handed_ops = set(torch_ops.graph_ops(handed.graph)) if handed is not None else None
     pytorch = set(torch_ops.graph_ops(module.graph))
     backend: set[str] = set()
     for node in module.graph.nodes:
@@ -230,8 +237,8 @@ def from_partitions(module: torch.fx.GraphModule, handed: torch.fx.GraphModule |
         child = module.get_submodule(node.target)
         if isinstance(child, torch.fx.GraphModule):
             backend |= _all_ops(child)
-        elif handed is not None:  # compiled away: whatever was handed and is not left at the top level
-            backend |= set(torch_ops.graph_ops(handed.graph)) - pytorch
+        elif handed_ops is not None:  # compiled away: whatever was handed and is not left at the top level
+            backend |= handed_ops - pytorch
     seen = Seen("partition", backend, pytorch)
     if module is handed and not backend:
         seen.note = "the backend returned the graph it was handed"
@@ -248,14 +255,16 @@ def _all_ops(module: torch.fx.GraphModule) -> set[str]:
     return found
 
 
-def inspect_returned(compiled: Any, handed: torch.fx.GraphModule | None) -> Seen | None:
-    """What the callable a compiler returned says by itself (hook, then partitions); None when it says nothing."""
+def inspect_returned(compiled: Any, handed: torch.fx.GraphModule | None,
+                     handed_ops: set[str] | None = None) -> Seen | None:
+    """What the callable a compiler returned says by itself (hook, then partitions); None when it says nothing.
+    ``handed_ops``: the handed graph's ops as they were before the compiler ran (it may rewrite that graph)."""
     seen = from_hook(compiled)
     if seen is not None:
         return seen
     module = graph_module_of(compiled)
     if module is not None:
-        return from_partitions(module, handed)
+        return from_partitions(module, handed, handed_ops)
     return None
 
 
@@ -289,8 +298,9 @@ def watching_aot(used: list[str]) -> Iterator[None]:
 
 def _observed(compiler: Callable) -> Callable:
     def compile_and_look(gm, example_inputs, *args, **kwargs):
+        handed_ops = set(torch_ops.graph_ops(gm.graph))  # before the compiler may rewrite gm in place
         compiled = compiler(gm, example_inputs, *args, **kwargs)
-        seen = inspect_returned(_unboxed(compiled), gm)
+        seen = inspect_returned(_unboxed(compiled), gm, handed_ops)
         if seen is not None:
             note(seen)
         return compiled

@@ -43,7 +43,8 @@ class _Recording:
         return self.backend.name
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list):
-        self.backend.handed |= set(torch_ops.graph_ops(gm.graph))
+        handed = set(torch_ops.graph_ops(gm.graph))  # read now: a backend may partition gm in place
+        self.backend.handed |= handed
         watchers = self.backend.declaration.watchers if self.backend.declaration is not None else ()
         # exceptions pass through untouched: dynamo restarts analysis on some of its own,
         # and wraps the rest in BackendCompilerFailed, which compile_program turns into CompileError
@@ -52,7 +53,7 @@ class _Recording:
             for watcher in watchers:
                 watching.enter_context(watcher())
             compiled = self.inner(gm, example_inputs)
-        seen = evidence.inspect_returned(compiled, gm)
+        seen = evidence.inspect_returned(compiled, gm, handed)
         if seen is not None:
             evidence.note(seen)
         self.backend.compiles += 1  # counted once built: a restarted analysis is one compile
