@@ -107,7 +107,7 @@ def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = Tru
         if side is not None:
             side.stop()
         shutil.rmtree(scratch, ignore_errors=True)
-    return BuildResult(out, len(generated.pages), time.perf_counter() - started, generated.skipped_proposals,
+    return BuildResult(out, sum(1 for page in generated.pages if page.endswith(".md")), time.perf_counter() - started, generated.skipped_proposals,
                        generate_seconds)
 
 

@@ -201,16 +201,37 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         for r in records:
             row = by_dtype.setdefault(r.dtype, {})
             row[r.status] = row.get(r.status, 0) + 1
+        not_passing = [r for r in records if r.status not in results_mod.GOOD]
+        repros = {}  # anchor -> file beside the page: a static file mkdocs copies, not Markdown it renders
+        for r in not_passing:
+            if r.repro:
+                case = anchor(report.name, r.op, r.dtype)
+                repros[case] = f"{report.name}/{case}.py"
+                out[f"reports/{repros[case]}"] = r.repro if r.repro.endswith("\n") else r.repro + "\n"
+        ops, dtypes, cells, lowering = _case_matrix(records)
         out[f"reports/{report.name}.md"] = env.get_template("report.md.j2").render(
             front=yaml_front(f"{report.backend} on {report.device}: conformance report", search_exclude=True),
-            report=report, records=records, counts=counts, total=len(records),
+            report=report, ops=ops, dtypes=dtypes, cells=cells, lowering=lowering, repros=repros,
+            counts=counts, total=len(records),
             by_dtype=dict(sorted(by_dtype.items())), statuses_run=[s for s in statuses if counts[s]],
             percent=_percent, anchor=anchor, coverage=results.coverage.get(report.backend),
             meaning=_meaning(report),
-            not_passing=[r for r in records if r.status not in results_mod.GOOD],
-            op_link=lambda n: op_link(n, "../"), pre=sanitize.pre,
+            not_passing=not_passing, op_link=lambda n: op_link(n, "../"), pre=sanitize.pre,
         )
     return out
+
+
+def _case_matrix(records: list) -> tuple[list[str], list[str], dict, dict[str, str]]:
+    """A report's cases as ops by dtypes: the ops, the dtypes (in the order the records have them), the record
+    of each (op, dtype), and each op's lowering where the report has one (its values, joined)."""
+    ops = sorted({r.op for r in records})
+    dtypes = list(dict.fromkeys(r.dtype for r in records))
+    cells = {(r.op, r.dtype): r for r in records}
+    lowering: dict[str, list[str]] = {}
+    for r in records:
+        if r.lowering and r.lowering not in lowering.setdefault(r.op, []):
+            lowering[r.op].append(r.lowering)
+    return ops, dtypes, cells, {op: ", ".join(values) for op, values in lowering.items() if values}
 
 
 def yaml_front(title: str, search_exclude: bool = False) -> str:
