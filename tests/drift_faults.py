@@ -1,9 +1,9 @@
-"""Purpose-built closure probes for tests/test_drift_closure.py, run in drift's probe process.
+"""Purpose-built closure probes for tests/test_drift_closure.py, run in closure's probe processes.
 
 ``faulty_probe`` answers like a real probe except on one entry each: it hangs where
 no alarm can interrupt it on ``aten::hang``, segfaults on ``aten::crash``, overruns
 its deadline in Python on ``aten::slow`` and prints a long traceback to stderr on
-``aten::noisy`` before reporting it untraceable.
+``aten::noisy`` before reporting it untraceable; ``aten::mutating`` meets an in-place op.
 """
 from __future__ import annotations
 
@@ -30,4 +30,6 @@ def faulty_probe(name: str, schema: str, core: set[str], table) -> tuple[str, ob
         except RuntimeError:
             traceback.print_exc(file=sys.stderr)
         return "untraceable", "no drawn call could be traced (last: RuntimeError: fake tensor error)"
-    return "result", ["aten::not_core"] if name == "aten::leaky" else []
+    if name == "aten::mutating":
+        return "result", {"survivors": [], "inplace": {"aten::add_.Scalar": ["aten::mutating (torch's composite kernel)"]}}
+    return "result", {"survivors": ["aten::not_core", "aten::decided"] if name == "aten::leaky" else [], "inplace": {}}

@@ -1,5 +1,7 @@
 """`opspec drift --closure` probes: a hung, crashed or noisy probe costs one entry, recorded in one
-line, and the run goes on with a fresh probe process; torch's output stays out of the terminal."""
+line, and the run goes on with a fresh probe process; torch's output stays out of the terminal. Gaps
+name the entries that leave them, the open proposals that cover them and the version's out-of-scope
+decisions; in-place ops are listed apart with what emits them."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,44 +9,59 @@ from pathlib import Path
 
 import pytest
 
-from opspec.checks import drift
+from opspec.checks import closure, drift
 from opspec.cli.drift import Progress
+from opspec.spec import load
+from opspec.spec.model import OutOfScopeOp
 
 HERE = Path(__file__).parent
 NAMES = ["aten::before", "aten::hang", "aten::after_hang", "aten::crash", "aten::leaky", "aten::slow",
-         "aten::noisy", "aten::last"]
+         "aten::noisy", "aten::mutating", "aten::last"]
 
 
 @pytest.fixture(autouse=True)
 def importable_faults(monkeypatch):
     monkeypatch.syspath_prepend(str(HERE))  # the probe process inherits sys.path
-    monkeypatch.setattr(drift, "PROBE_GRACE_S", 2.0)
+    monkeypatch.setattr(closure, "PROBE_GRACE_S", 2.0)
 
 
 def test_every_probe_fault_costs_one_entry_and_the_run_goes_on(capfd):
     from drift_faults import faulty_probe
 
-    report = drift.DriftReport("test", "test")
+    opset = dataclasses.replace(load.load_opset("2026.12"), out_of_scope=(
+        OutOfScopeOp("aten::decided", "tests", "decided out of scope for this test", "2026.12", (9,)),))
     seen: list[str] = []
-    drift._closure_gaps(report, set(), seen.append, names=NAMES, probe=faulty_probe, timeout=2.0)
+    found = closure.run(opset, seen.append, covered={"aten::not_core": [7]}, names=NAMES, probe=faulty_probe,
+                        timeout=2.0, workers=2)
 
-    failures = {f["op"]: f["kind"] for f in report.closure_failures}
+    failures = {f["op"]: f["kind"] for f in found.failures}
     assert failures == {"aten::hang": "timeout", "aten::crash": "crash", "aten::slow": "timeout",
                         "aten::noisy": "untraceable"}
-    assert report.closure_probed == len(NAMES) and report.closure_untraced == 4
-    assert [(gap.op, gap.produced_by) for gap in report.closure_gaps] == [("aten::not_core", ["aten::leaky"])]
-    # the entries after each fault were probed, by a fresh process
-    assert "closure 3/8 aten::after_hang" in seen and "closure 8/8 aten::last" in seen
-    by_op = {f["op"]: f["message"] for f in report.closure_failures}
+    assert found.probed == len(NAMES)
+    assert [(gap.op, gap.produced_by, gap.proposals, gap.open) for gap in found.gaps] == [
+        ("aten::decided", ["aten::leaky"], [], False), ("aten::not_core", ["aten::leaky"], [7], True)]
+    assert found.gaps[0].decision == "out of scope by decision (proposal 0009): decided out of scope for this test"
+    assert [(f.op, f.produced_by, f.upstream) for f in found.functionalized] == [
+        ("aten::add_.Scalar", ["aten::mutating"], ["aten::mutating (torch's composite kernel)"])]
+    # the entries after each fault were probed, by a fresh process; progress counts every entry once
+    assert sorted(int(line.split()[1].split("/")[0]) for line in seen) == list(range(1, len(NAMES) + 1))
+    assert any(line.endswith("aten::after_hang") for line in seen) and any(line.endswith("aten::last") for line in seen)
+    by_op = {f["op"]: f["message"] for f in found.failures}
     assert "killed" in by_op["aten::hang"] and "signal 11" in by_op["aten::crash"]
     assert all("\n" not in message for message in by_op.values())
 
     out, err = capfd.readouterr()
     assert "deep frame" not in out + err  # the probe's traceback went to the log file
-    assert "deep frame" in Path(report.closure_log).read_text()
-    text = drift.render_text(dataclasses.replace(report))
-    assert "aten::crash: crash: probe process died" in text and report.closure_log in text
-    Path(report.closure_log).unlink()
+    assert "deep frame" in Path(found.log).read_text()
+    report = drift.DriftReport("test", "2026.12")
+    report.take_closure(found)
+    text = drift.render_text(report)
+    assert "aten::crash: crash: probe process died" in text and found.log in text
+    assert "aten::not_core  <- aten::leaky; proposal 0007 covers it" in text
+    assert "aten::decided  <- aten::leaky; out of scope by decision (proposal 0009)" in text
+    assert "aten::add_.Scalar  emitted by aten::mutating (torch's composite kernel)" in text
+    assert report.to_json()["closure_open"] == 1
+    Path(found.log).unlink()
 
 
 def test_progress_outside_a_terminal_is_a_line_per_tenth(capsys):

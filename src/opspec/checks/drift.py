@@ -5,8 +5,10 @@ Four kinds of drift, the first three of which the opset must answer for:
 - schema drift: a core op whose schema torch now prints differently;
 - rule drift: a decomposition that, traced on drawn inputs, produces ops its rule
   does not declare (or that torch no longer provides);
-- closure gaps (informational): non-core ops that survive torch's own default
-  decomposition table, i.e. ops a backend meets although they are not core.
+- closure gaps (informational): non-core ops that survive the version's own
+  decomposition table (torch's core table with the version's rules laid over it,
+  functionalized), i.e. ops a backend meets although they are not core; those the
+  version declares out of scope are listed as decided (:mod:`opspec.checks.closure`).
 
 Where the opset differs from torch's tag on purpose (an op a proposal made core, or
 removed or decomposed, after the first version), the difference is listed as an
@@ -18,18 +20,17 @@ cannot serve drifts alone.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from opspec.bridge import decomp_table, torch_ops, versions
+from opspec.bridge import torch_ops, versions
+from opspec.checks.closure import Closure, ClosureGap, Functionalized
 from opspec.spec.errors import one_line
-from opspec.spec.model import DecompositionRule, Opset, TestingHints, version_key
+from opspec.spec.model import DecompositionRule, Opset, version_key
 
 SAMPLES_PER_RULE = 4  # in float32 (or the rule's first dtype)
 SAMPLES_PER_OTHER_DTYPE = 1  # in each other dtype the rule is tested in
 DRAW_BATCHES = 3  # of 10 calls per wanted sample, until the first dtype has its samples
-SAMPLES_PER_CLOSURE_PROBE = 2
 
 
 @dataclass
@@ -47,12 +48,6 @@ class RuleDrift:
 
 
 @dataclass
-class ClosureGap:
-    op: str  # the non-core op that survives
-    produced_by: list[str]  # table entries whose decomposition leaves it behind
-
-
-@dataclass
 class DriftReport:
     torch_version: str
     opset_version: str
@@ -62,13 +57,16 @@ class DriftReport:
     schema_changed: list[dict[str, str]] = field(default_factory=list)
     rules: list[RuleDrift] = field(default_factory=list)
     table_changes: list[dict[str, str]] = field(default_factory=list)
-    closure_gaps: list[ClosureGap] = field(default_factory=list)
+    closure_gaps: list[ClosureGap] = field(default_factory=list)  # open ones and those decided out of scope
+    closure_functionalized: list[Functionalized] = field(default_factory=list)  # in-place ops torch's decompositions emit
     absent: list[dict[str, str]] = field(default_factory=list)  # recorded as absent in this torch: not checked
     untagged: list[dict[str, str]] = field(default_factory=list)  # recorded as not tagged core in this torch: checked
     closure_probed: int = 0
     closure_untraced: int = 0
     closure_failures: list[dict[str, str]] = field(default_factory=list)  # op, kind (untraceable|timeout|crash), message
     closure_log: str = ""  # torch's output and full tracebacks of the probes
+    closure_table: str = ""  # whose table the entries were traced with
+    closure_contexts: dict[str, str] = field(default_factory=dict)  # entry -> how it was traced, where not on drawn calls
 
     @property
     def drifted(self) -> bool:
@@ -80,13 +78,26 @@ class DriftReport:
             or any(rule.drifted for rule in self.rules)
         )
 
+    @property
+    def closure_open(self) -> list[ClosureGap]:
+        return [gap for gap in self.closure_gaps if gap.open]
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["drifted"] = self.drifted
+        data["closure_open"] = len(self.closure_open)
         return data
 
+    def take_closure(self, closure: Closure) -> None:
+        self.closure_probed, self.closure_gaps = closure.probed, closure.gaps
+        self.closure_functionalized, self.closure_failures = closure.functionalized, closure.failures
+        self.closure_untraced, self.closure_log = len(closure.failures), closure.log
+        self.closure_table, self.closure_contexts = closure.table, closure.contexts
 
-def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], None] | None = None) -> DriftReport:
+
+def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], None] | None = None,
+            covered: dict[str, list[int]] | None = None) -> DriftReport:
+    """``covered`` maps an op to the open proposals whose changes name it, for the closure gaps."""
     torch = torch_ops.torch_module()
     report = DriftReport(torch.__version__, opset.version)
     tagged = torch_ops.core_tagged()
@@ -121,7 +132,9 @@ def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], No
             progress(f"rules {index}/{len(opset.rules)} {rule.op}")
         report.rules.append(trace_rule(opset, rule, core))
     if closure:
-        _closure_gaps(report, core, progress)
+        from opspec.checks import closure as closing
+
+        report.take_closure(closing.run(opset, progress, covered=covered))
     return report
 
 
@@ -155,18 +168,6 @@ def _table_changes(opset: Opset) -> list[dict[str, str]]:
         elif rule.uses_torch and rule.kind == "default" and rule.origin == "torch-core-table" and rule.op not in core_table:
             changes.append({"op": rule.op, "change": "no longer in torch's core decomposition table"})
     return changes
-
-
-def _sample_calls(schema: str, hints: TestingHints, count: int, seed: int, dtype_name: str | None = None) -> list:
-    """Valid calls drawn by the shared strategy layer on CPU, in ``dtype_name`` (default: float32 or the first hinted)."""
-    import torch
-
-    from opspec.testing import strategies
-
-    dtype_names = list(hints.dtypes) or ["float32"]
-    name = dtype_name or ("float32" if "float32" in dtype_names else dtype_names[0])
-    strategy = strategies.calls(schema, hints, getattr(torch, name), "cpu")
-    return strategies.draw_examples(strategy, count, seed)
 
 
 def trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: int | None = None) -> RuleDrift:
@@ -238,195 +239,6 @@ def dtype_label(dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def _closure_gaps(report: DriftReport, core: set[str], progress, names: list[str] | None = None,
-                  probe: Callable | None = None, timeout: float | None = None) -> None:
-    """Trace torch's own table entry by entry and collect the non-core ops left standing.
-
-    Probes draw calls from schemas alone, and some torch kernels crash or hang on arguments
-    they do not check, so the probes run in a child process (forked from a forkserver, never
-    from this threaded process) whose output goes to a log file. Each probe has
-    ``PROBE_TIMEOUT_S`` in the child and a little more in the parent: a child that dies or
-    does not answer is killed, the entry is recorded as ``crash`` or ``timeout``, and a fresh
-    child carries on with the next entry. An entry no drawn call could trace is ``untraceable``.
-    """
-    live = torch_ops.all_aten_schemas()
-    if names is None:
-        names = [
-            name
-            for name in sorted(torch_ops.core_decomposition_table())
-            if name not in core and name in live and torch_ops.is_functional(live[name])
-        ]
-    timeout = PROBE_TIMEOUT_S if timeout is None else timeout
-    report.closure_probed = len(names)
-    report.closure_log = _closure_log_path()
-    leftovers: dict[str, set[str]] = {}
-    start = 0
-    while start < len(names):
-        child = ProbeChild(names[start:], core, report.closure_log, probe or _probe, timeout)
-        current = start
-        ready = child.receive(PROBE_STARTUP_S)  # importing torch and building the table, on a loaded machine
-        if not isinstance(ready, tuple):
-            child.kill()
-            report.closure_failures.append({"op": names[current], "kind": "crash" if ready == "died" else "timeout",
-                                            "message": f"the probe process did not start ({child.exit_reason()})"})
-            start = current + 1
-            continue
-        while current < len(names):
-            name = names[current]
-            message = child.receive(timeout + PROBE_GRACE_S)
-            if message is None:  # silent past the deadline: hung (a futex wait, a kernel loop)
-                child.kill()
-                report.closure_failures.append({"op": name, "kind": "timeout",
-                                                "message": f"no answer within {timeout + PROBE_GRACE_S:g}s; probe process killed"})
-                current += 1
-                break
-            if message == "died":
-                report.closure_failures.append({"op": name, "kind": "crash", "message": f"probe process died ({child.exit_reason()})"})
-                current += 1
-                break
-            kind, got, payload = message
-            if kind == "start":
-                if progress:
-                    progress(f"closure {current + 1}/{len(names)} {got}")
-                continue
-            if kind == "result":
-                for survivor in payload:
-                    leftovers.setdefault(survivor, set()).add(got)
-            else:  # "untraceable" or "timeout", with one line of why
-                report.closure_failures.append({"op": got, "kind": kind, "message": payload})
-            current += 1
-        child.close()
-        start = current
-    report.closure_untraced = len(report.closure_failures)
-    report.closure_gaps = [ClosureGap(op, sorted(sources)) for op, sources in sorted(leftovers.items())]
-
-
-PROBE_TIMEOUT_S = 20.0  # one table entry: a few fake-tensor traces, well under a second when healthy
-PROBE_GRACE_S = 10.0  # the parent waits this much longer before it kills the child
-PROBE_STARTUP_S = 300.0  # a fresh probe process imports torch and builds the table first
-
-
-def _closure_log_path() -> str:
-    import tempfile
-
-    handle, path = tempfile.mkstemp(prefix="opspec-drift-closure-", suffix=".log")
-    os.close(handle)
-    return path
-
-
-class ProbeChild:
-    """The probe process and the pipe its messages come back on."""
-
-    def __init__(self, names: list[str], core: set[str], log_path: str, probe: Callable, timeout: float):
-        import multiprocessing
-
-        context = multiprocessing.get_context("forkserver")
-        self.receiver, sender = context.Pipe(duplex=False)
-        self.process = context.Process(target=_probe_entries, args=(names, sorted(core), sender, log_path, probe, timeout), daemon=True)
-        self.process.start()
-        sender.close()
-
-    def receive(self, timeout: float):
-        """The next message, ``"died"`` when the child is gone, None when it stays silent past ``timeout``."""
-        try:
-            if not self.receiver.poll(timeout):
-                return None
-            return self.receiver.recv()
-        except (EOFError, ConnectionError, OSError):
-            self.process.join(10)
-            return "died"
-
-    def exit_reason(self) -> str:
-        code = self.process.exitcode
-        if code is None:
-            return "exit status unknown"
-        return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.join(10)
-
-    def close(self) -> None:
-        self.receiver.close()
-        self.process.join(10)
-        if self.process.is_alive():
-            self.kill()
-
-
-class ProbeTimeout(Exception):
-    pass
-
-
-def _probe_entries(names: list[str], core: list[str], sender, log_path: str, probe: Callable, timeout: float) -> None:
-    """Child process: for each entry, send ("start", name) and then its non-core survivors,
-    or ("untraceable" | "timeout", name, one line). torch's own output goes to ``log_path``."""
-    import signal
-    import warnings
-
-    import torch
-    import torch._dynamo.utils  # noqa: F401 - fake-tensor tracing needs it; a forked parent had it imported
-
-    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    warnings.simplefilter("ignore")
-    torch.set_num_threads(1)
-
-    def expire(signum, frame):
-        raise ProbeTimeout
-
-    signal.signal(signal.SIGALRM, expire)
-    core_set = set(core)
-    torch_table = decomp_table.as_torch_table(torch_ops.core_decomposition_table())
-    live = torch_ops.all_aten_schemas()
-    sender.send(("ready", "", None))
-    for name in names:
-        sender.send(("start", name, None))
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-        try:
-            kind, payload = probe(name, live.get(name, ""), core_set, torch_table)
-        except ProbeTimeout:
-            kind, payload = "timeout", f"no result within {timeout:g}s"
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        sender.send((kind, name, payload))
-    sender.send(("done", "", None))
-    sender.close()
-
-
-def _probe(name: str, schema: str, core: set[str], torch_table) -> tuple[str, Any]:
-    """("result", non-core survivors) or ("untraceable", why), the full error in the log."""
-    import traceback
-
-    try:
-        op = torch_ops.resolve(name)
-        calls = _sample_calls(schema, TestingHints(), 3 * SAMPLES_PER_CLOSURE_PROBE, seed=0)
-    except ProbeTimeout:
-        raise
-    except Exception as err:
-        print(f"== {name}: cannot draw calls\n{traceback.format_exc()}", flush=True)
-        return "untraceable", f"cannot draw calls: {one_line(err, 200)}"
-    produced: set[str] | None = None
-    traced = 0
-    last_error = "no drawn call"
-    for call in calls:
-        if traced == SAMPLES_PER_CLOSURE_PROBE:
-            break
-        try:
-            found = set(torch_ops.trace_ops(op, call.args, call.kwargs, torch_table, fake=True))
-        except ProbeTimeout:
-            raise
-        except Exception as err:  # not a valid call, most often
-            print(f"== {name}: tracing a drawn call failed\n{traceback.format_exc()}", flush=True)
-            last_error = one_line(err, 200)
-            continue
-        produced = (produced or set()) | found
-        traced += 1
-    if produced is None:
-        return "untraceable", f"no drawn call could be traced (last: {last_error})"
-    return "result", sorted(produced - core)
-
-
 def render_text(report: DriftReport) -> str:
     lines = [f"opset {report.opset_version} against torch {report.torch_version}"]
 
@@ -451,11 +263,23 @@ def render_text(report: DriftReport) -> str:
         [f"{r.op}: " + (f"produces undeclared {', '.join(r.undeclared)}" if r.undeclared else r.problem) for r in drifted],
     )
     if report.closure_probed:
+        open_gaps, decided = report.closure_open, [gap for gap in report.closure_gaps if not gap.open]
         section(
-            f"closure gaps: non-core ops surviving torch's default decomposition "
+            f"closure gaps: non-core ops surviving {report.closure_table}'s table "
             f"({report.closure_probed} table entries probed, {report.closure_untraced} not traced)",
-            [f"{gap.op}  <- {', '.join(gap.produced_by[:4])}{' ...' if len(gap.produced_by) > 4 else ''}" for gap in report.closure_gaps],
+            [f"{gap.op}  <- {_few(gap.produced_by)}; "
+             + (f"proposal {', '.join(f'{n:04d}' for n in gap.proposals)} covers it" if gap.proposals else "no proposal covers it")
+             for gap in open_gaps],
         )
+        section("closure: out of scope by decision", [f"{gap.op}  <- {_few(gap.produced_by)}; {gap.decision}" for gap in decided])
+        section(
+            "closure: in-place ops torch's decompositions emit, functionalized away",
+            [f"{f.op}  emitted by {', '.join(f.upstream) or 'a decomposition on the way'}; met from {_few(f.produced_by)}"
+             for f in report.closure_functionalized],
+        )
+        if report.closure_contexts:
+            section("closure entries traced under their autograd context",
+                    [f"{name}: {context}" for name, context in report.closure_contexts.items()])
         kinds = {}
         for failure in report.closure_failures:
             kinds[failure["kind"]] = kinds.get(failure["kind"], 0) + 1
@@ -468,3 +292,7 @@ def render_text(report: DriftReport) -> str:
         lines.append("\nclosure gaps: not probed (opspec drift --closure)")
     lines.append("\nresult: " + ("DRIFT" if report.drifted else "no drift in core tags, schemas or rules"))
     return "\n".join(lines)
+
+
+def _few(names: list[str], shown: int = 4) -> str:
+    return ", ".join(names[:shown]) + (" ..." if len(names) > shown else "")

@@ -35,6 +35,7 @@ from opspec.spec.model import (
     DecompositionRule,
     Interval,
     Opset,
+    OutOfScopeOp,
     VersionInfo,
     version_key,
 )
@@ -101,7 +102,7 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
     newest = max((info.version for info in infos), key=version_key, default=None)
     report.torch = facts = torch_facts.recall(parts) if use_torch else None
     clean_ops: dict[str, LoadedFile] = {}  # the versions whose op files load cleanly, for the policy check
-    read: dict[str, tuple] = {}  # version -> (info, ops, rules, bookkeeping) as read, to build the model from once
+    read: dict[str, tuple] = {}  # version -> (info, ops, rules, bookkeeping, out of scope) as read, to build the model from once
     for position, info in enumerate(infos):
         if not (root / info.version).is_dir():
             continue
@@ -125,7 +126,13 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
             report.unusable |= bookkeeping.data is None
             if not bookkeeping.findings:
                 report.findings += _check_bookkeeping(bookkeeping, info.version, ops_file, against_torch)
-        read[info.version] = (info, ops_file, rules_file, bookkeeping)
+        out_of_scope = load.read_out_of_scope(root, info.version)
+        if out_of_scope is not None:
+            report.findings += out_of_scope.findings
+            report.unusable |= out_of_scope.data is None
+            if not out_of_scope.findings:
+                report.findings += _check_out_of_scope(out_of_scope, info.version, ops_file, rules_file, against_torch)
+        read[info.version] = (info, ops_file, rules_file, bookkeeping, out_of_scope)
     report.findings += _check_policy(root, infos, clean_ops, parts if use_torch else None)
     opsets = _clean_opsets(report, read)
     report.opsets = {opset.version: opset for opset in opsets}
@@ -134,7 +141,8 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
     report.findings += findings
     report.missing += missing
     report.findings += _check_errata(root, opsets, report, rows)
-    report.findings += accuracy.validate_findings(root, opsets[-1] if opsets else None)
+    report.findings += accuracy.validate_findings(root, opsets[-1] if opsets else None,
+                                                  facts.pointwise if facts is not None else None)
     if use_torch:
         cases, case_problems = rows
         report.findings += kept_formulas.findings(root, opsets[-1] if opsets else None,
@@ -218,6 +226,29 @@ def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, f
     return findings
 
 
+def _check_out_of_scope(loaded: LoadedFile, version: str, ops_file: LoadedFile, rules_file: LoadedFile,
+                        facts: TorchFacts | None) -> list[Finding]:
+    """Ops out of scope by decision: named by their folder's version, sorted, unique, neither core nor decomposed by a
+    default rule (a decision is one answer), and (with torch's ``facts``) ops torch has."""
+    findings = []
+    if loaded.data["opset"] != version:
+        findings.append(Finding(_at(loaded.data, "opset", Mark(str(loaded.path), 1, 1)),
+                                f"file says opset {loaded.data['opset']!r} but lives in folder {version}/"))
+    ops, problems = _index_entries(loaded, "ops", OutOfScopeOp.from_dict, lambda op: op.name, "out-of-scope op")
+    findings += problems
+    core = {entry["name"] for _, entry in load.iter_entries(ops_file, "ops") if entry.get("status") != "removed"}
+    decomposed = {entry["op"] for _, entry in load.iter_entries(rules_file, "rules") if entry.get("kind") == "default"}
+    for name, (_, entry) in ops.items():
+        if name in core:
+            findings.append(Finding(_at(entry, "name", entry.mark), f"{name} is a core op of {version}; it cannot be out of scope too"))
+        elif name in decomposed:
+            findings.append(Finding(_at(entry, "name", entry.mark),
+                                    f"{name} has a default rule in {version}; it cannot be out of scope too"))
+        if facts is not None and name not in facts.schemas:
+            findings.append(Finding(_at(entry, "name", entry.mark), f"unknown op {name} in torch {facts.version}{_did_you_mean(name, facts.schemas)}"))
+    return findings
+
+
 def _check_index(root: Path, index: LoadedFile, infos: list[VersionInfo]) -> list[Finding]:
     findings = []
     seen: set[str] = set()
@@ -243,7 +274,7 @@ def _check_index(root: Path, index: LoadedFile, infos: list[VersionInfo]) -> lis
 def _broken_seal(root: Path, info: VersionInfo, mark: Mark) -> list[Finding]:
     """The digest no longer matches: name the changed file(s) and line where git history can tell."""
     rule = "released versions are immutable: put the change in a new version"
-    names = [*load.VERSION_FILES, load.BOOKKEEPING_FILE]
+    names = [*load.VERSION_FILES, *load.OPTIONAL_FILES]
     changed = released.changes(root, info.version, info.digest, names)
     if not changed:
         where = "" if changed is not None else "; without the release's git history the changed file cannot be named"

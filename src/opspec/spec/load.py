@@ -24,6 +24,7 @@ from opspec.spec.model import (
     DecompositionRule,
     OpDescription,
     Opset,
+    OutOfScopeOp,
     VersionInfo,
     torch_specifier,
     version_key,
@@ -36,6 +37,10 @@ VERSION_FILES = ("core_ops.yaml", "decompositions.yaml")
 # released version's digest only when present, so versions without it keep theirs.
 BOOKKEEPING_FILE = "bookkeeping_ops.yaml"
 BOOKKEEPING_SCHEMA = "bookkeeping_ops.schema.json"
+# Optional per version: the ops it declares out of scope by decision (a family proposal's third answer).
+OUT_OF_SCOPE_FILE = "out_of_scope.yaml"
+OUT_OF_SCOPE_SCHEMA = "out_of_scope.schema.json"
+OPTIONAL_FILES = {BOOKKEEPING_FILE: BOOKKEEPING_SCHEMA, OUT_OF_SCOPE_FILE: OUT_OF_SCOPE_SCHEMA}
 # Schema keywords whose findings also state the size written and the limit it missed.
 LENGTH_LIMITS = ("minLength", "maxLength", "minItems", "maxItems")
 
@@ -212,10 +217,19 @@ def read_bookkeeping(root: Path, version: str) -> LoadedFile | None:
     return read(path, BOOKKEEPING_SCHEMA) if path.is_file() else None
 
 
+def read_out_of_scope(root: Path, version: str) -> LoadedFile | None:
+    """The ops the version declares out of scope, or None when it declares none."""
+    path = root / version / OUT_OF_SCOPE_FILE
+    return read(path, OUT_OF_SCOPE_SCHEMA) if path.is_file() else None
+
+
 def version_digest(root: Path, version: str) -> str:
-    """sha256 over the version's files (name and bytes), the seal of a released version."""
+    """sha256 over the version's files (name and bytes), the seal of a released version.
+
+    An optional file counts only where it exists, so adding a kind of optional file leaves
+    the seals of versions without one as they were."""
     digest = hashlib.sha256()
-    optional = [BOOKKEEPING_FILE] if (root / version / BOOKKEEPING_FILE).is_file() else []
+    optional = [name for name in OPTIONAL_FILES if (root / version / name).is_file()]
     for name in [*VERSION_FILES, *optional]:
         path = root / version / name
         digest.update(name.encode() + b"\0")
@@ -265,7 +279,7 @@ def load_opset(version: str | None = None, root: Path | None = None) -> Opset:
     """
     root = Path(root or resources.opset_root())
     version = version or latest_version(root)
-    key = (version, _signature(versions_path(root), *(root / version / name for name in (*VERSION_FILES, BOOKKEEPING_FILE))))
+    key = (version, _signature(versions_path(root), *(root / version / name for name in (*VERSION_FILES, *OPTIONAL_FILES))))
     if key not in _OPSET_CACHE:
         _OPSET_CACHE[key] = _load_opset(version, root)
     return _OPSET_CACHE[key]
@@ -278,18 +292,22 @@ def _load_opset(version: str, root: Path) -> Opset:
         raise OpsetError([Finding(Mark(str(versions_path(root)), 1, 1), f"unknown opset version {version!r} (known: {known})")])
     ops_file, rules_file = read_version(root, version)
     bookkeeping_file = read_bookkeeping(root, version)
-    _require_clean(ops_file, rules_file, *([bookkeeping_file] if bookkeeping_file else []))
-    return opset_from(infos[version], ops_file, rules_file, bookkeeping_file)
+    out_of_scope_file = read_out_of_scope(root, version)
+    _require_clean(ops_file, rules_file, *(f for f in (bookkeeping_file, out_of_scope_file) if f))
+    return opset_from(infos[version], ops_file, rules_file, bookkeeping_file, out_of_scope_file)
 
 
-def opset_from(info: VersionInfo, ops_file: LoadedFile, rules_file: LoadedFile, bookkeeping_file: LoadedFile | None) -> Opset:
-    """The version whose files were read already (:func:`read_version`, :func:`read_bookkeeping`) and are clean."""
+def opset_from(info: VersionInfo, ops_file: LoadedFile, rules_file: LoadedFile, bookkeeping_file: LoadedFile | None,
+               out_of_scope_file: LoadedFile | None = None) -> Opset:
+    """The version whose files were read already (:func:`read_version`, :func:`read_bookkeeping`,
+    :func:`read_out_of_scope`) and are clean."""
     return Opset(
         version=info.version,
         info=info,
         ops=tuple(CoreOp.from_dict(entry) for entry in ops_file.data["ops"]),
         rules=tuple(DecompositionRule.from_dict(entry) for entry in rules_file.data["rules"]),
         bookkeeping=tuple(BookkeepingOp.from_dict(e) for e in bookkeeping_file.data["ops"]) if bookkeeping_file else (),
+        out_of_scope=tuple(OutOfScopeOp.from_dict(e) for e in out_of_scope_file.data["ops"]) if out_of_scope_file else (),
     )
 
 

@@ -312,14 +312,35 @@ class BookkeepingOp:
 
 
 @dataclass(frozen=True)
+class OutOfScopeOp:
+    """A non-core op torch can emit that the version decided not to cover: neither core nor decomposed."""
+
+    name: str
+    family: str
+    reason: str
+    since: str
+    proposals: tuple[int, ...]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "OutOfScopeOp":
+        return cls(data["name"], data["family"], data["reason"], data["since"], tuple(data["proposals"]))
+
+
+@dataclass(frozen=True)
 class Opset:
-    """One version of the specification: its core ops, its decomposition rules and its bookkeeping-op policy."""
+    """One version of the specification: its core ops, its decomposition rules, its bookkeeping-op policy
+    and the ops it declares out of scope."""
 
     version: str
     info: VersionInfo
     ops: tuple[CoreOp, ...]
     rules: tuple[DecompositionRule, ...]
     bookkeeping: tuple[BookkeepingOp, ...] = ()
+    out_of_scope: tuple[OutOfScopeOp, ...] = ()
+
+    @property
+    def out_of_scope_by_name(self) -> dict[str, OutOfScopeOp]:
+        return {op.name: op for op in self.out_of_scope}
 
     @property
     def bookkeeping_by_name(self) -> dict[str, BookkeepingOp]:
