@@ -14,7 +14,7 @@ import pytest
 
 from opspec.conform import lowering, lowering_evidence
 from opspec.spec import manifests, yamlio
-from opspec.spec.manifests import FALLBACK_KINDS, BackendManifest
+from opspec.spec.manifests import LIBRARY, BackendManifest
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "conformance" / "results"
@@ -48,7 +48,10 @@ def test_manifest_and_report_agree_on_every_op(manifest_path, report_path):
         status, _ = manifest.status(record["op"], record["device"], dtype=record["dtype"])
         case = f"{record['op']} {record['dtype']}"
         if record["status"] == "fallback":
-            assert status == "fallback", case
+            # a case whose only kernels outside the generated code are the library kernels the backend's lowering
+            # calls is lowered (a library call) for the manifest, which counts it apart
+            library = all(op in manifest.library_kernels for op in record["evidence"].get("pytorch_ops", ["?"]))
+            assert status == ("library" if library else "fallback"), case
         if record.get("executed") in ("target", "backend") and record["status"] == "pass":
             # lowered in its dtype, at least for calls at its default arguments (a drawn call may set those that fall back)
             assert manifest.status(record["op"], record["device"], frozenset(), record["dtype"])[0] == "lowered", case
@@ -70,16 +73,23 @@ def test_regenerating_the_manifests_from_the_reports_changes_nothing(monkeypatch
     assert tool.main() == 0, capsys.readouterr().out
 
 
-def test_inductor_extern_kernels_are_one_class_with_what_ran_instead():
+def test_inductor_library_calls_are_lowered_and_its_fallbacks_are_not():
     manifest = manifests.load_manifest(BACKENDS / "inductor.yaml")
-    assert {"aten::mm", "aten::convolution"} <= set(manifest.extern_kernels)
-    for op, kernel in (("aten::mm", "extern_kernels.mm"), ("aten::convolution", "extern_kernels.convolution")):
-        # measured lowered (Inductor has a lowering), seen running ATen's kernel: fallback there, named so
-        # on cpu only (fallback_on), or on every device measured (the fallback list): the same class and words
-        status, reason = manifest.status(op, "cpu")
-        assert status == "fallback" and reason.removeprefix("on cpu: ").startswith(
-            f"{FALLBACK_KINDS['extern-kernel'][0]}: {kernel} ({op})"), reason
-        assert manifest.status(op, "cuda")[0] == "fallback"  # inductor-cuda.json saw the extern kernel run too
+    assert {"aten::mm", "aten::addmm", "aten::bmm", "aten::convolution"} <= set(manifest.library_kernels)
+    for op, kernel in (("aten::mm", "extern_kernels.mm"), ("aten::addmm", "extern_kernels.addmm"),
+                       ("aten::convolution", "extern_kernels.convolution")):
+        # its GEMM and convolution lowerings call ATen's kernels in float32 on both devices: lowered, shown apart
+        for device in ("cpu", "cuda"):
+            status, note = manifest.status(op, device, dtype="float32")
+            # (in float32 where some dtypes did otherwise; no dtype named where every one called it)
+            assert status == "library" and note.removesuffix(" in float32") == f"on {device}: {LIBRARY[0]}: {kernel} ({op})", note
+    # the ops it hands back (make_fallback: aten.cumsum in the wrapper) stay fallbacks, named for the dtype asked
+    assert manifest.status("aten::cumsum", "cpu", dtype="float32") == (
+        "fallback", "on cpu: ATen kernel: aten::cumsum ran instead in float32")
+    assert manifest.status("aten::bucketize.Tensor", "cpu", dtype="float32")[0] == "fallback"
+    # a note speaks of the dtypes asked about only: addmm falls back in complex on cpu, which float32 never sees
+    assert "complex" not in "".join(manifest.status("aten::addmm", "cpu", dtype="float32"))
+    assert manifest.status("aten::permute", "cpu", dtype="float32") == ("lowered", "")
     # what ran instead is named for every fallback the evidence decided
     data = yamlio.load_file(BACKENDS / "inductor.yaml")
     decided = [e for e in data["fallback"] if isinstance(e, dict) and "kind" in e]
@@ -109,12 +119,17 @@ REPORT = {"backend": {"name": "toy", "version": "1"}, "device": "cpu", "opset": 
 ]}
 
 
+LIBRARY_KERNELS = {"aten::mm": "extern_kernels.mm"}
+
+
 def test_each_case_is_judged_by_who_ran_it():
-    found = lowering_evidence.verdicts(REPORT, extern=["aten::mm"])
+    found = lowering_evidence.verdicts(REPORT, LIBRARY_KERNELS)
     cpu = {op: v["cpu"] for op, v in found.items()}
     assert set(cpu) == {"aten::abs", "aten::mm", "aten::topk", "aten::scatter_add", "aten::sin", "aten::exp", "aten::add.Tensor"}
     assert cpu["aten::abs"].status == cpu["aten::exp"].status == "lowered"
-    assert (cpu["aten::mm"].kind, cpu["aten::mm"].ran_instead) == ("extern-kernel", ("extern_kernels.mm (aten::mm)",))
+    # only a library kernel its lowering calls ran outside the generated code: lowered, as a library call
+    assert (cpu["aten::mm"].status, cpu["aten::mm"].library) == ("library", ("extern_kernels.mm (aten::mm)",))
+    assert cpu["aten::mm"].library_reason() == "library call: extern_kernels.mm (aten::mm)"
     assert cpu["aten::topk"].kind == "aten-kernel"
     assert cpu["aten::scatter_add"].kind == "partial" and cpu["aten::scatter_add"].ran_instead == ("aten::scatter_reduce_.two",)
     assert cpu["aten::sin"].kind == "partition"
@@ -149,11 +164,11 @@ STATIC = {"opset": "2026.11", "backend": "toy", "measured_with": "torch 2.13.0, 
 
 
 def test_the_evidence_places_the_ops_it_saw_and_keeps_the_rest():
-    data, moved = lowering_evidence.apply(STATIC, lowering_evidence.verdicts(REPORT, ["aten::mm"]), ["r.json"])
+    data, moved = lowering_evidence.apply(STATIC, lowering_evidence.verdicts(REPORT, LIBRARY_KERNELS), ["r.json"])
     manifest = BackendManifest.from_dict(data)
     assert data["evidence"] == ["r.json"] and list(data).index("evidence") < list(data).index("lowered")
     # measured lowered, seen falling back on cpu: fallback on cpu only, the manifest now listing the device
-    assert manifest.status("aten::mm", "cpu")[0] == "fallback" and manifest.status("aten::mm", "cuda")[0] == "lowered"
+    assert manifest.status("aten::mm", "cpu")[0] == "library" and manifest.status("aten::mm", "cuda")[0] == "lowered"
     assert data["devices"] == ["cpu"]
     assert manifest.status("aten::exp", "cpu")[0] == "lowered"  # the backend computed it, if wrongly
     assert "static rule has it fallback" in manifest.status("aten::exp")[1]
@@ -165,9 +180,9 @@ def test_the_evidence_places_the_ops_it_saw_and_keeps_the_rest():
     # ... and a case in a dtype that did not fall back is lowered by the manifest's word, as the report saw
     assert manifest.status("aten::add.Tensor", "cpu", dtype="float32")[0] == "lowered"
     assert manifest.status("aten::add.Tensor", "cpu", dtype="int64")[0] == "fallback"
-    assert "aten::mm: lowered -> lowered, falls back on cpu" in moved and not [m for m in moved if m.startswith("aten::cos")]
-    assert lowering_evidence.disagreements(manifest, REPORT, ["aten::mm"]) == []
-    again, moved_again = lowering_evidence.apply(data, lowering_evidence.verdicts(REPORT, ["aten::mm"]), ["r.json"])
+    assert "aten::mm: lowered -> lowered; calls a library kernel on cpu" in moved and not [m for m in moved if m.startswith("aten::cos")]
+    assert lowering_evidence.disagreements(manifest, REPORT, LIBRARY_KERNELS) == []
+    again, moved_again = lowering_evidence.apply(data, lowering_evidence.verdicts(REPORT, LIBRARY_KERNELS), ["r.json"])
     assert (again, moved_again) == (data, [])  # applying the same evidence twice changes nothing
 
 
@@ -175,7 +190,7 @@ def test_an_op_lowered_at_its_defaults_keeps_its_entry_whatever_the_drawn_calls_
     entry = {"op": "aten::mm", "note": "lowered at its default arguments; falls back when a call sets beta",
              "fallback_args": ["beta"]}
     data, moved = lowering_evidence.apply({**STATIC, "lowered": ["aten::abs", entry]},
-                                          lowering_evidence.verdicts(REPORT, ["aten::mm"]), ["r.json"])
+                                          lowering_evidence.verdicts(REPORT, LIBRARY_KERNELS), ["r.json"])
     assert entry in data["lowered"] and "aten::mm" not in [e if isinstance(e, str) else e["op"] for e in data["fallback"]]
     assert not [m for m in moved if m.startswith("aten::mm")]
     manifest = BackendManifest.from_dict(data)
@@ -185,7 +200,7 @@ def test_an_op_lowered_at_its_defaults_keeps_its_entry_whatever_the_drawn_calls_
     assert manifest.status("aten::mm", "cpu", frozenset()) == ("lowered", entry["note"])
     assert manifest.status("aten::mm", "cpu", {"alpha"})[0] == "lowered"
     assert manifest.status("aten::mm", "cpu", {"alpha", "beta"})[0] == "fallback"
-    assert lowering_evidence.disagreements(manifest, REPORT, ["aten::mm"]) == []
+    assert lowering_evidence.disagreements(manifest, REPORT, LIBRARY_KERNELS) == []
 
 
 def test_a_lowered_op_falling_back_in_some_dtypes_names_them_per_device():
@@ -195,7 +210,7 @@ def test_a_lowered_op_falling_back_in_some_dtypes_names_them_per_device():
     entry = next(e for e in data["lowered"] if isinstance(e, dict) and e["op"] == "aten::abs")
     assert entry["fallback_dtypes"] == {"cpu": ["complex64"]} and "in complex64" in entry["fallback_on"]["cpu"]
     manifest = BackendManifest.from_dict(data)
-    assert manifest.status("aten::abs", "cpu", dtype="float32") == ("lowered", "in float32; on cpu it falls back in complex64")
+    assert manifest.status("aten::abs", "cpu", dtype="float32") == ("lowered", "")  # says nothing of complex64
     assert manifest.status("aten::abs", "cpu", dtype="complex64")[0] == "fallback"
     assert manifest.status("aten::abs", "cpu")[0] == "fallback"  # calls of any dtype: some fall back
     assert manifest.status("aten::abs", "cuda", dtype="complex64")[0] == "lowered"  # not seen there
@@ -207,10 +222,35 @@ def test_a_lowered_op_falling_back_in_some_dtypes_names_them_per_device():
     assert not any(isinstance(e, dict) and e.get("fallback_dtypes") for e in data["lowered"])
 
 
+def test_one_op_can_be_generated_code_a_library_call_and_a_fallback_in_different_dtypes():
+    report = {**REPORT, "results": [
+        record("aten::mm", "target", dtype="int64"),
+        record("aten::mm", "pytorch", dtype="float32", pytorch_ops=["aten::mm"]),
+        record("aten::mm", "pytorch", dtype="complex64", pytorch_ops=["aten::mm", "aten::mul.Tensor"])]}
+    data, _ = lowering_evidence.apply(STATIC, lowering_evidence.verdicts(report, LIBRARY_KERNELS), ["r.json"])
+    entry = next(e for e in data["lowered"] if isinstance(e, dict) and e["op"] == "aten::mm")
+    assert entry["library_dtypes"] == {"cpu": ["float32"]} and entry["fallback_dtypes"] == {"cpu": ["complex64"]}
+    # the complex64 case ran an ATen kernel beside the library one: a fallback, the garbled mix of both gone
+    assert entry["fallback_on"]["cpu"] == "ATen kernel: extern_kernels.mm (aten::mm), aten::mul.Tensor ran instead in complex64"
+    manifest = BackendManifest.from_dict(data)
+    assert manifest.status("aten::mm", "cpu", dtype="int64") == ("lowered", "")
+    assert manifest.status("aten::mm", "cpu", dtype="float32") == (
+        "library", "on cpu: library call: extern_kernels.mm (aten::mm) in float32")
+    assert manifest.status("aten::mm", "cpu", dtype="complex64")[0] == "fallback"
+    # calls in several dtypes: the farthest status, naming only the dtypes asked about
+    assert manifest.status_over("aten::mm", "cpu", {"int64", "float32"})[0] == "library"
+    assert manifest.status_over("aten::mm", "cpu", {"float32", "complex64"}) == (
+        "fallback", "on cpu: ATen kernel: extern_kernels.mm (aten::mm), aten::mul.Tensor ran instead in complex64")
+    assert lowering_evidence.disagreements(manifest, report, LIBRARY_KERNELS) == []
+    section = lowering.section(manifest, "toy.yaml", ["aten::mm"], "cpu", {"aten::mm": {"float32", "int64"}})
+    assert (section["library"], section["lowered"], section["coverage_percent"]) == (1, 0, 100.0)
+    assert "library calls: mm" in "\n".join(lowering.summary_lines({"backend": "toy", "lowering": section}))
+
+
 def test_a_disagreement_is_found_both_ways():
     manifest = BackendManifest.from_dict(STATIC)
-    problems = lowering_evidence.disagreements(manifest, REPORT, ["aten::mm"])
-    assert "aten::mm on cpu: lowered in toy, fallback by the report's evidence" in problems
+    problems = lowering_evidence.disagreements(manifest, REPORT, LIBRARY_KERNELS)
+    assert "aten::mm on cpu: lowered in toy, library by the report's evidence" in problems
     assert "aten::exp on cpu: fallback in toy, lowered by the report's evidence" in problems
 
 

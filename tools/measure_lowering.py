@@ -28,8 +28,9 @@ Then the committed conformance reports decide every op they ran, per device and
 dtype, from the execution evidence conform recorded
 (``opspec.conform.lowering_evidence``; ``tools/lowering_from_reports.py`` applies
 the same step alone, without torch), so the manifest cannot disagree with them.
-Inductor's manifest also lists the ops its ``extern_kernels`` namespace can run
-(``extern_kernels``): a case where one ran in PyTorch is named an extern kernel.
+A backend whose declaration names library kernels (Inductor: its ``extern_kernels``
+namespace) gets them in its manifest (``library_kernels``): a case where only those ran
+outside the generated code is a library call, not a fallback.
 
 Beyond the core ops, each manifest also covers the ops real models carry that
 the opset does not make core: the opset's bookkeeping ops (assertions, range
@@ -93,6 +94,7 @@ from typing import Callable
 
 from opspec.bridge import inductor_code, torch_ops
 from opspec.conform import lowering_evidence
+from opspec.conform.backends import registry
 from opspec.spec import atomic, load, manifests, resources, yamlio
 
 HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
@@ -469,14 +471,6 @@ def measured_with(packages: tuple[str, ...]) -> str:
     return ", ".join([*versions, "tools/measure_lowering.py"])
 
 
-def inductor_extern_kernels() -> list[str]:
-    """The aten ops Inductor can hand to an extern kernel: the names its ``extern_kernels`` namespace holds."""
-    from torch._inductor import select_algorithm
-    from torch._inductor.kernel import bmm, conv, mm  # noqa: F401 - importing registers their extern kernels
-
-    return sorted({f"aten::{name}" for name in vars(select_algorithm.extern_kernels)} & set(torch_ops.all_aten_schemas()))
-
-
 def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> dict:
     rule = BACKENDS[backend]
     names = sorted(set(core_ops(version)) | set(beyond_opset(version)))
@@ -500,7 +494,9 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
     }
     if backend == "inductor":
         data["devices"] = list(devices)
-        data["extern_kernels"] = inductor_extern_kernels()
+    declaration = registry.BUILT_IN.get(backend)
+    if declaration is not None and declaration.library_kernels is not None:
+        data["library_kernels"] = declaration.library_kernels()
     if backend == "xla":
         data["devices"] = [xla_device()]
         data["runs_model_code"] = True  # eager lazy tensors: the model's Python runs on the device

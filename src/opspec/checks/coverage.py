@@ -4,9 +4,11 @@ The model is exported once with ``torch.export``, decomposed with the opset's
 table, and every ``call_function`` op left in the graph is counted. Each op is
 put in one opset class: ``core``, ``bookkeeping`` (an assertion or range
 constraint whose treatment the opset's bookkeeping policy records) or
-``outside``. Against each backend's manifest an op is ``lowered``, ``fallback``
-or ``undeclared`` on the chosen device; the model is flagged for a backend when
-an op the backend must run is not lowered there — the "ops not lowered" list a
+``outside``. Against each backend's manifest an op is ``lowered``, ``library``
+(its lowering calls a library kernel, as Inductor's GEMM and convolution do: lowered,
+shown apart), ``fallback``, ``unsupported`` or ``undeclared`` on the chosen device, in
+the dtypes the model's calls use; the model is flagged for a backend when an op the
+backend must run is not lowered there — the "ops not lowered" list a
 backend author needs before shipping the model. Bookkeeping ops never flag a
 model: the policy says what a backend owes them.
 """
@@ -33,6 +35,8 @@ from opspec.spec.model import Opset
 CORE, BOOKKEEPING, OUTSIDE = "core", "bookkeeping", "outside"
 HOST_READ = "aten::_local_scalar_dense"  # the op behind .item(), bool(t), int(t): a value read into Python
 NOT_RUN = "not run"  # a backend's status for a host read outside the graph it compiles: the Python code is not its
+# the backend's own lowering: code it generates, or a library kernel it chooses to call (Inductor's extern GEMM)
+OWN_LOWERING = ("lowered", "library")
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class OpUse:
     def flagged_for(self, backend: str) -> bool:
         if self.opset == BOOKKEEPING:
             return False
-        return self.backends[backend][0] not in ("lowered", NOT_RUN)
+        return self.backends[backend][0] not in (*OWN_LOWERING, NOT_RUN)
 
     @property
     def flagged(self) -> bool:
@@ -75,6 +79,10 @@ class Report:
     def not_lowered(self, backend: str) -> list[str]:
         return [use.op for use in self.ops if use.flagged_for(backend)]
 
+    def library_calls(self, backend: str) -> list[str]:
+        """Ops the backend lowers by calling a library kernel: not flagged, shown apart."""
+        return [use.op for use in self.ops if use.backends[backend][0] == "library" and use.opset != BOOKKEEPING]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model,
@@ -87,6 +95,7 @@ class Report:
             "outside_opset": [u.op for u in self.ops if u.opset == OUTSIDE],
             "bookkeeping": [u.op for u in self.ops if u.opset == BOOKKEEPING],
             "not_lowered": {name: self.not_lowered(name) for name in self.backends},
+            "library_calls": {name: self.library_calls(name) for name in self.backends},
             "exit_code": self.exit_code,
         }
 

@@ -14,7 +14,8 @@ from typing import Any, Collection, Iterable, Mapping
 from opspec.spec import manifests
 from opspec.spec.load import OpsetError
 
-STATUSES = ("lowered", "fallback", "unsupported", "undeclared")
+STATUSES = ("lowered", "library", "fallback", "unsupported", "undeclared")
+OWN = ("lowered", "library")  # the backend's own lowering: generated code, or a library kernel it calls
 WARNING_PREFIX = "lowering: "  # marks the warnings of this section, so the summary can show them
 _MANIFEST_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # as the manifest schema spells a backend
 
@@ -62,7 +63,7 @@ def section(manifest: manifests.BackendManifest, manifest_shown: str, ops: Itera
         "measured_with": manifest.measured_with,
         "ops_run": run,
         **{status: counts[status] for status in STATUSES},
-        "coverage_percent": round(100 * counts["lowered"] / run, 1) if run else 0.0,
+        "coverage_percent": round(100 * sum(counts[s] for s in OWN) / run, 1) if run else 0.0,
         "ops": entries,
     }
 
@@ -113,14 +114,17 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         notes = [w for w in report.get("warnings", []) if w.startswith(WARNING_PREFIX)]
         return notes or [f"lowering: no manifest exists for backend {backend_name(report)}, "
                          f"so the report has no lowering section"]
-    line = (f"lowering (manifest {lowering['manifest']}): {lowering['lowered']} of {lowering['ops_run']} ops lowered "
-            f"({lowering['coverage_percent']:.1f}%), {lowering['fallback']} fall back")
+    own = lowering["lowered"] + lowering.get("library", 0)
+    line = f"lowering (manifest {lowering['manifest']}): {own} of {lowering['ops_run']} ops lowered ({lowering['coverage_percent']:.1f}%"
+    line += f"; {lowering['library']} of them as library calls), " if lowering.get("library") else "), "
+    line += f"{lowering['fallback']} fall back"
     if lowering.get("unsupported"):
         line += f", {lowering['unsupported']} unsupported"
     if lowering["undeclared"]:
         line += f", {lowering['undeclared']} undeclared"
     lines = [line]
-    for status, label in (("fallback", "fall back"), ("unsupported", "unsupported"), ("undeclared", "undeclared")):
+    for status, label in (("library", "library calls"), ("fallback", "fall back"), ("unsupported", "unsupported"),
+                          ("undeclared", "undeclared")):
         lines += _listed(label, [op for op, entry in lowering["ops"].items() if entry["status"] == status])
     return lines
 

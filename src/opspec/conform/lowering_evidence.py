@@ -7,70 +7,82 @@ report's lowering section and ``opspec coverage`` (which reads the manifest) can
 disagree. Ops no report ran keep the verdict ``tools/measure_lowering.py`` measured.
 
 Per case: PyTorch ran the op (``executed`` pytorch or partial) -> fallback, with what ran
-instead and its class (:data:`opspec.spec.manifests.FALLBACK_KINDS`); the backend's target
-or its runtime ran it (a right answer, or a wrong one it computed itself) -> lowered; no evidence (nothing ran, or the
-compile failed before the backend showed what it would do) -> no verdict. Per op and
-device: fallback when any dtype fell back, else lowered; where not every dtype did, the entry
-names those that did (``fallback_dtypes`` of a lowered entry, ``dtypes`` of a fallback one),
-so a case in another dtype is lowered by the manifest's word too. An op measured lowered at its default arguments that falls back when a
-call sets some of them (``fallback_args``) keeps that entry: a report's drawn calls set those
-arguments or not, so its evidence either way is what the entry says. Only manifests and JSON
-are read here, no torch.
+instead and its class (:data:`opspec.spec.manifests.FALLBACK_KINDS`), unless every kernel that
+ran outside the backend's generated code is a library kernel its lowering calls (the manifest's
+``library_kernels``: Inductor's extern GEMM and convolution) -> library, a lowering counted apart;
+the backend's target or its runtime ran it (a right answer, or a wrong one it computed itself) ->
+lowered; no evidence (nothing ran, or the compile failed before the backend showed what it would
+do) -> no verdict. Per op and device: fallback when any dtype fell back, else library when any
+dtype called a library kernel, else lowered; where not every dtype did, the entry names those
+that did (``fallback_dtypes`` and ``library_dtypes`` of a lowered entry, ``dtypes`` of a fallback
+one), so a case in another dtype is lowered by the manifest's word too. An op measured lowered
+at its default arguments that falls back when a call sets some of them (``fallback_args``) keeps
+that entry: a report's drawn calls set those arguments or not, so its evidence either way is what
+the entry says. Only manifests and JSON are read here, no torch.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Mapping
 
 from opspec.conform.lowering import backend_name
-from opspec.spec.manifests import FALLBACK_KINDS
+from opspec.spec.manifests import FALLBACK_KINDS, LIBRARY
 
 PYTORCH_RAN = ("pytorch", "partial")
 # the backend's own code ran it: its target, its runtime around the target, or "backend" in reports older than the levels
 BACKEND_RAN = ("target", "runtime", "backend")
 NO_EVIDENCE_OUTCOMES = ("compile-error",)  # the backend failed before it showed what it would run
-EXTERN_PREFIX = "extern_kernels."
 DEVICES = ("cpu", "cuda")  # the devices a manifest can speak for
 
 
 @dataclass(frozen=True)
 class Verdict:
     """What the evidence says about one op on one device."""
-    status: str  # lowered | fallback
+    status: str  # lowered | library | fallback
     kind: str = ""  # a FALLBACK_KINDS key, for a fallback
     ran_instead: tuple[str, ...] = ()
     dtypes: tuple[str, ...] = ()  # the dtypes that fell back, when not every dtype run did
+    library: tuple[str, ...] = ()  # the library kernels the lowering called in the dtypes that did not fall back
+    library_dtypes: tuple[str, ...] = ()  # the dtypes that called them, when not every dtype run did
 
     def reason(self) -> str:
         """The manifest's reason: the class and what ran instead (in which dtypes, when not all)."""
         label = FALLBACK_KINDS[self.kind][0]
         ran = ", ".join(self.ran_instead) or "a PyTorch kernel the evidence does not name"
-        where = f" in {', '.join(self.dtypes)}" if self.dtypes else ""
         if self.kind == "partial":
-            return f"{label}: {ran} ran in PyTorch{where}, the rest in the backend"
-        return f"{label}: {ran} ran instead{where}"
+            return f"{label}: {ran} ran in PyTorch and the rest in the backend{_in(self.dtypes)}"
+        return f"{label}: {ran} ran instead{_in(self.dtypes)}"
+
+    def library_reason(self) -> str:
+        """What the lowering called (in which dtypes, when not all)."""
+        return f"{LIBRARY[0]}: {', '.join(self.library)}{_in(self.library_dtypes)}"
 
 
-def case_kind(record: dict[str, Any], extern: Iterable[str]) -> tuple[str, tuple[str, ...]]:
-    """(class, what ran instead) for a case PyTorch ran."""
+def _in(dtypes: tuple[str, ...]) -> str:
+    return f" in {', '.join(dtypes)}" if dtypes else ""
+
+
+def case_kind(record: dict[str, Any], library: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
+    """(class, what ran) for a case PyTorch ran: ``library`` when each kernel was a library kernel the lowering
+    calls (``library``: op -> the kernel as the backend's program calls it), else a FALLBACK_KINDS key."""
     evidence = record.get("evidence") or {}
     ran = tuple(evidence.get("pytorch_ops") or ())
-    extern = set(extern)
-    named = tuple(f"{EXTERN_PREFIX}{op.removeprefix('aten::').split('.')[0]} ({op})" if op in extern else op for op in ran)
+    named = tuple(f"{library[op]} ({op})" if op in library else op for op in ran)
+    if ran and all(op in library for op in ran):
+        return "library", named
     if record.get("executed") == "partial":
         return "partial", named
-    if ran and all(op in extern for op in ran):
-        return "extern-kernel", named
     if evidence.get("source") == "partition":
         return "partition", named
     return "aten-kernel", named
 
 
-def verdicts(report: dict[str, Any], extern: Iterable[str] = ()) -> dict[str, dict[str, Verdict]]:
-    """op -> device -> what the report's evidence says; ops without evidence are absent."""
-    extern = tuple(extern)
+def verdicts(report: dict[str, Any], library: Mapping[str, str] | None = None) -> dict[str, dict[str, Verdict]]:
+    """op -> device -> what the report's evidence says; ops without evidence are absent. ``library``: the
+    manifest's ``library_kernels``."""
+    library = dict(library or {})
     seen: dict[tuple[str, str], dict[str, tuple[str, str, tuple[str, ...]] | None]] = {}
     for record in report.get("results", ()):
         op, device, dtype = record.get("op"), record.get("device") or report.get("device"), record.get("dtype", "")
@@ -78,21 +90,26 @@ def verdicts(report: dict[str, Any], extern: Iterable[str] = ()) -> dict[str, di
             continue
         executed = record.get("executed") or (record.get("evidence") or {}).get("executed")
         if executed in PYTORCH_RAN:
-            kind, ran = case_kind(record, extern)
-            seen.setdefault((op, device), {})[dtype] = ("fallback", kind, ran)
+            kind, ran = case_kind(record, library)
+            seen.setdefault((op, device), {})[dtype] = ("library" if kind == "library" else "fallback", kind, ran)
         elif executed in BACKEND_RAN and record.get("outcome") not in NO_EVIDENCE_OUTCOMES:
             seen.setdefault((op, device), {})[dtype] = ("lowered", "", ())
     found: dict[str, dict[str, Verdict]] = {}
     for (op, device), by_dtype in sorted(seen.items()):
         fell_back = {dtype: v for dtype, v in by_dtype.items() if v[0] == "fallback"}
-        if not fell_back:
-            verdict = Verdict("lowered")
-        else:
+        called = {dtype: v for dtype, v in by_dtype.items() if v[0] == "library"}
+        library_part = {}
+        if called:
+            library_part = {"library": tuple(dict.fromkeys(name for v in called.values() for name in v[2])),
+                            "library_dtypes": tuple(sorted(called)) if len(called) < len(by_dtype) else ()}
+        if fell_back:
             kinds = [v[1] for v in fell_back.values()]
             ran = tuple(dict.fromkeys(name for v in fell_back.values() for name in v[2]))
             partly = tuple(sorted(fell_back)) if len(fell_back) < len(by_dtype) else ()
             # the most common class; a tie goes to the first name in order, not to the set's hash order
-            verdict = Verdict("fallback", max(sorted(set(kinds)), key=kinds.count), ran, partly)
+            verdict = Verdict("fallback", max(sorted(set(kinds)), key=kinds.count), ran, partly, **library_part)
+        else:
+            verdict = Verdict("library" if called else "lowered", **library_part)
         found.setdefault(op, {})[device] = verdict
     return found
 
@@ -123,7 +140,8 @@ def apply(data: dict[str, Any], found: dict[str, dict[str, Verdict]], evidence: 
         statuses = {v.status for v in by_device.values()}
         # an op measured lowered keeps that word on the devices no report ran it on: it falls back only where seen
         everywhere = was != "lowered" or set(by_device) >= set(DEVICES)
-        if statuses == {"fallback"} and everywhere and len({(v.kind, v.ran_instead, v.dtypes) for v in by_device.values()}) == 1:
+        if statuses == {"fallback"} and everywhere and not any(v.library for v in by_device.values()) \
+                and len({(v.kind, v.ran_instead, v.dtypes) for v in by_device.values()}) == 1:
             verdict = next(iter(by_device.values()))
             why = _why(was, entry)
             new = {"op": op, "reason": verdict.reason(), "kind": verdict.kind,
@@ -135,12 +153,13 @@ def apply(data: dict[str, Any], found: dict[str, dict[str, Verdict]], evidence: 
         else:
             new = _lowered_entry(op, was, entry, by_device)
             placed["lowered"].append(new)
-            now = "lowered" if statuses == {"lowered"} else "lowered, falls back on " + ", ".join(
-                sorted(d for d, v in by_device.items() if v.status == "fallback"))
+            now = "; ".join(["lowered", *(f"{label} on " + ", ".join(sorted(d for d, v in by_device.items() if v.status == status))
+                                          for status, label in (("library", "calls a library kernel"), ("fallback", "falls back"))
+                                          if status in statuses)])
         if _compact(new) != entry:
             moved.append(f"{op}: {was} -> {now}")
     out = {k: v for k, v in data.items() if k not in ("lowered", "fallback", "unsupported", "evidence")}
-    seen_on = {d for e in placed["lowered"] if isinstance(e, dict) for d in e.get("fallback_on", {})}
+    seen_on = {d for e in placed["lowered"] if isinstance(e, dict) for key in ("fallback_on", "library_on") for d in e.get(key, {})}
     if seen_on - set(out.get("devices", ())):  # a per-device fact names a device the manifest lists
         out["devices"] = [d for d in DEVICES if d in seen_on | set(out.get("devices", ()))]
     position = list(data).index("lowered") if "lowered" in data else len(out)
@@ -170,18 +189,25 @@ def _lowered_entry(op: str, was: str, entry: Any, by_device: dict[str, Verdict])
     """A lowered entry: the static one where it was lowered (less the device facts the evidence replaces)."""
     if was == "lowered":
         new = dict(entry) if isinstance(entry, dict) else {"op": op}
+    elif isinstance(entry, dict) and "kind" in entry:  # placed by earlier evidence, not by the static rule
+        new = {"op": op}
     else:
-        ran = ", ".join(sorted(d for d, v in by_device.items() if v.status == "lowered"))
+        ran = ", ".join(sorted(d for d, v in by_device.items() if v.status != "fallback"))
         new = {"op": op, "note": f"tools/measure_lowering.py's static rule has it {was}, but the backend ran it in every "
-                                 f"case of the conformance report on {ran}"}
-    on = {d: r for d, r in (new.pop("fallback_on", None) or {}).items() if d not in by_device}
-    only_in = {d: t for d, t in (new.pop("fallback_dtypes", None) or {}).items() if d not in by_device and d in on}
-    on.update({d: v.reason() for d, v in sorted(by_device.items()) if v.status == "fallback"})
-    only_in.update({d: list(v.dtypes) for d, v in sorted(by_device.items()) if v.status == "fallback" and v.dtypes})
-    if on:
-        new["fallback_on"] = dict(sorted(on.items()))
-    if only_in:  # the dtypes that fell back where not all did: the others are lowered there
-        new["fallback_dtypes"] = dict(sorted(only_in.items()))
+                                 f"case of the conformance report on {ran}" if ran else
+                                 f"tools/measure_lowering.py's static rule has it {was}; the conformance reports' "
+                                 f"evidence decides it on each device"}
+    for key, dtypes_key, holds, reason, dtypes in (
+            ("fallback_on", "fallback_dtypes", lambda v: v.status == "fallback", Verdict.reason, lambda v: v.dtypes),
+            ("library_on", "library_dtypes", lambda v: bool(v.library), Verdict.library_reason, lambda v: v.library_dtypes)):
+        on = {d: r for d, r in (new.pop(key, None) or {}).items() if d not in by_device}
+        only_in = {d: t for d, t in (new.pop(dtypes_key, None) or {}).items() if d not in by_device and d in on}
+        on.update({d: reason(v) for d, v in sorted(by_device.items()) if holds(v)})
+        only_in.update({d: list(dtypes(v)) for d, v in sorted(by_device.items()) if holds(v) and dtypes(v)})
+        if on:
+            new[key] = dict(sorted(on.items()))
+        if only_in:  # the dtypes that showed it where not all did: the others are lowered there
+            new[dtypes_key] = dict(sorted(only_in.items()))
     return new
 
 
@@ -190,11 +216,12 @@ def _compact(entry: Any) -> Any:
     return entry["op"] if isinstance(entry, dict) and set(entry) == {"op"} else entry
 
 
-def disagreements(manifest, report: dict[str, Any], extern: Iterable[str] = ()) -> list[str]:
-    """Ops whose status in the manifest is not what ``report``'s evidence says on that device: lowered in one and
-    fallback in the other, or run by the backend but unsupported or undeclared in the manifest (one line each)."""
+def disagreements(manifest, report: dict[str, Any], library: Mapping[str, str] | None = None) -> list[str]:
+    """Ops whose status in the manifest is not what ``report``'s evidence says on that device: lowered, a library
+    call or fallback in one and another in the other, or run by the backend but unsupported or undeclared in the
+    manifest (one line each)."""
     problems = []
-    for op, by_device in verdicts(report, extern or manifest.extern_kernels).items():
+    for op, by_device in verdicts(report, manifest.library_kernels if library is None else library).items():
         if op in manifest.fallback_args:  # lowered at the defaults, fallback with the named arguments: either fits
             continue
         for device, verdict in by_device.items():
@@ -223,7 +250,7 @@ def from_reports(data: dict[str, Any], reports: list[Path], root: Path) -> tuple
     """Manifest ``data`` with the evidence of ``reports`` applied (paths shown relative to ``root``)."""
     found: dict[str, dict[str, Verdict]] = {}
     for path in reports:
-        for op, by_device in verdicts(json.loads(path.read_text(encoding="utf-8")), data.get("extern_kernels", ())).items():
+        for op, by_device in verdicts(json.loads(path.read_text(encoding="utf-8")), data.get("library_kernels")).items():
             found.setdefault(op, {}).update(by_device)
     shown = [path.resolve().relative_to(root.resolve()).as_posix() if path.resolve().is_relative_to(root.resolve())
              else str(path) for path in reports]

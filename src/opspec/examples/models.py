@@ -125,3 +125,21 @@ def masked_pooling():
     mask = torch.ones(2, 5)
     mask[1, 3:] = 0
     return MaskedPooling().eval(), (torch.randn(2, 5, 8),), {"mask": mask, "scale": 0.5}
+
+
+class Binned(nn.Module):
+    """A linear layer whose outputs are put into fixed bins and summed along the way: ``bucketize`` and
+    ``cumsum``, ops Inductor hands back to their ATen kernels on CPU, beside an ``addmm`` it lowers."""
+
+    def __init__(self, dim: int = 8, bins: int = 5):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("edges", torch.linspace(-1.0, 1.0, bins))
+
+    def forward(self, x):
+        y = self.proj(x)
+        return torch.cumsum(y, dim=-1), torch.bucketize(y, self.edges)
+
+
+def binned():
+    return _build(Binned, 4, 8)

@@ -161,6 +161,8 @@ def coverage_table(report: "CoverageReport") -> str:
                f"{outside} outside the opset, {bookkeeping} bookkeeping")
     for name in backends:
         summary += f", {len(report.not_lowered(name))} not lowered by {name}"
+        if report.library_calls(name):
+            summary += f" ({len(report.library_calls(name))} lowered to a library call)"
     # the list in the words of PyTorch/XLA's debugging tool, so its lowering guide's steps start from it
     listed = [f"{name}: Op(s) not lowered: {', '.join(report.not_lowered(name))}"
               for name in backends if report.not_lowered(name)]

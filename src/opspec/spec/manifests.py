@@ -23,14 +23,18 @@ NONE = "none"  # --backend none: check against the opset only
 # manifests, the reports' lowering sections, `opspec coverage` and the site. kind -> (label, what it means).
 FALLBACK_KINDS = {
     "aten-kernel": ("ATen kernel", "handed back to PyTorch: the op's ATen kernel ran instead of code from the backend"),
-    "extern-kernel": ("extern kernel", "the backend's program calls a library kernel for the op (Inductor's "
-                      "extern_kernels.NAME: ATen's own kernel on CPU) instead of generating code for it; PyTorch's "
-                      "kernel computes the result"),
     "partial": ("partly PyTorch", "the backend computed part of the op, PyTorch kernels ran the rest"),
     "partition": ("outside the partitions", "the op stayed in the top-level graph the backend's partitioner "
                   "left to PyTorch, so PyTorch ran it"),
     "unsupported": ("unsupported", "the backend cannot compile or export the op, and nothing runs it instead"),
 }
+# A lowering that calls a library kernel (a GEMM or convolution library) is the backend's own choice, not a
+# hand-back: the op is lowered, counted apart from generated code. The backend's manifest lists the ops it can
+# lower so (``library_kernels``); its declaration's lowering_meaning names the library.
+LIBRARY = ("library call", "the backend's own lowering calls a library kernel for the op instead of generating "
+           "code for it (a GEMM or convolution library): lowered, counted apart from generated code")
+# how far from the backend's own generated code each status is: a call in several dtypes gets the farthest
+STATUS_RANK = {"lowered": 0, "library": 1, "fallback": 2, "unsupported": 2, "undeclared": 2}
 
 
 @dataclass(frozen=True)
@@ -50,9 +54,16 @@ class BackendManifest:
     fallback_dtypes: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     # fallback ops seen falling back in some dtypes only (the others ran in the backend): op -> dtypes
     fallback_only_in: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # the measuring rule's note kept after a fallback's reason (``fallback`` holds "reason; note"): op -> note
+    fallback_notes: Mapping[str, str] = field(default_factory=dict)
     devices: tuple[str, ...] = ()  # devices the per-device facts were measured on
     evidence: tuple[str, ...] = ()  # the conformance reports whose execution evidence decided the ops they ran
-    extern_kernels: tuple[str, ...] = ()  # ops the backend can hand to an extern kernel (class extern-kernel)
+    # ops the backend's lowering can hand to a library kernel: op -> the kernel as its program calls it
+    library_kernels: Mapping[str, str] = field(default_factory=dict)
+    # lowered ops whose lowering calls a library kernel on some devices: op -> {device: what it calls}
+    library_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # of those, the ones that called it in some dtypes only: op -> {device: dtypes}; the others ran generated code
+    library_dtypes: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     # lowered ops that fall back when a call sets one of these arguments away from its schema default: op -> names
     fallback_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     runs_model_code: bool = False  # the backend runs the model's own Python code eagerly (its host reads too)
@@ -61,69 +72,99 @@ class BackendManifest:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "") -> "BackendManifest":
+        lowered = [e for e in data["lowered"] if isinstance(e, dict)]
+        fallback_dtypes = {e["op"]: {d: tuple(t) for d, t in e["fallback_dtypes"].items()} for e in lowered
+                           if e.get("fallback_dtypes")}
+        library_dtypes = {e["op"]: {d: tuple(t) for d, t in e["library_dtypes"].items()} for e in lowered
+                          if e.get("library_dtypes")}
+        fallback_only_in = {e["op"]: tuple(e["dtypes"]) for e in data["fallback"] if isinstance(e, dict) and e.get("dtypes")}
         return cls(
             backend=data["backend"],
             opset=data["opset"],
             measured_with=data["measured_with"],
             lowered={_op_of(e): _text_of(e, "note") for e in data["lowered"]},
-            fallback={_op_of(e): _reason_of(e) for e in data["fallback"]},
+            fallback={_op_of(e): _reason_of(e, fallback_only_in.get(_op_of(e), ())) for e in data["fallback"]},
             description=data.get("description", ""),
             path=path,
             duck_shapes=data.get("compile", {}).get("duck_shapes", True),
-            fallback_on={e["op"]: dict(e["fallback_on"]) for e in data["lowered"]
-                         if isinstance(e, dict) and e.get("fallback_on")},
-            fallback_dtypes={e["op"]: {d: tuple(t) for d, t in e["fallback_dtypes"].items()} for e in data["lowered"]
-                             if isinstance(e, dict) and e.get("fallback_dtypes")},
-            fallback_only_in={e["op"]: tuple(e["dtypes"]) for e in data["fallback"]
-                              if isinstance(e, dict) and e.get("dtypes")},
+            fallback_on={e["op"]: {d: _bare(r, fallback_dtypes.get(e["op"], {}).get(d, ()))
+                                   for d, r in e["fallback_on"].items()} for e in lowered if e.get("fallback_on")},
+            fallback_dtypes=fallback_dtypes,
+            fallback_only_in=fallback_only_in,
+            fallback_notes={e["op"]: e["note"] for e in data["fallback"] if isinstance(e, dict) and e.get("note")
+                            and e.get("reason")},
             devices=tuple(data.get("devices", ())),
             unsupported={_op_of(e): _reason_of(e) for e in data.get("unsupported", ())},
             evidence=tuple(data.get("evidence", ())),
-            extern_kernels=tuple(data.get("extern_kernels", ())),
+            library_kernels=dict(data.get("library_kernels", {})),
+            library_on={e["op"]: {d: _bare(r, library_dtypes.get(e["op"], {}).get(d, ()))
+                                  for d, r in e["library_on"].items()} for e in lowered if e.get("library_on")},
+            library_dtypes=library_dtypes,
             runs_model_code=data.get("runs_model_code", False),
             eager_ops={e["op"]: (e["status"], e["note"]) for e in data.get("eager_ops", ())},
-            fallback_args={e["op"]: tuple(e["fallback_args"]) for e in data["lowered"]
-                           if isinstance(e, dict) and e.get("fallback_args")},
+            fallback_args={e["op"]: tuple(e["fallback_args"]) for e in lowered if e.get("fallback_args")},
         )
 
     def status(self, op: str, device: str | None = None, settings: Collection[str] | None = None,
                dtype: str | None = None) -> tuple[str, str]:
-        """("lowered" | "fallback" | "unsupported" | "undeclared", note) for one op, on ``device`` when given.
+        """("lowered" | "library" | "fallback" | "unsupported" | "undeclared", note) for one op, on ``device`` when
+        given.
 
         ``settings``: the arguments the calls in question set away from their schema defaults (a model's graph);
         None for calls that may set any (conform's drawn calls). An op lowered at its defaults that falls back
         when some arguments are set (``fallback_args``) is a fallback only for calls that set one of them.
-        ``dtype``: the dtype of the calls in question; None for calls of any dtype. An op seen falling back in
-        some dtypes only is a fallback only for those."""
+        ``dtype``: the dtype of the calls in question; None for calls of any dtype. An op seen falling back (or
+        calling a library kernel) in some dtypes only does so only for those, and the note names no other."""
+        return self.status_over(op, device, None if dtype is None else (dtype,), settings)
+
+    def status_over(self, op: str, device: str | None, dtypes: Collection[str] | None,
+                    settings: Collection[str] | None = None) -> tuple[str, str]:
+        """:meth:`status` for calls in several dtypes (None or empty: of any dtype): the status farthest from the
+        backend's generated code that one of them has, its note naming those of ``dtypes`` it holds for."""
+        asked = tuple(sorted(dtypes)) if dtypes else None
         if op in self.lowered:
             reason = self.fallback_on.get(op, {}).get(device) if device else None
-            only_in = self.fallback_dtypes.get(op, {}).get(device, ()) if device else ()
-            if reason and dtype is not None and only_in and dtype not in only_in:
-                return "lowered", f"in {dtype}; on {device} it falls back in {', '.join(only_in)}"
-            if reason:
-                return "fallback", f"on {device}: {reason}"
+            hit = _covered(self.fallback_dtypes.get(op, {}).get(device, ()), asked)
+            if reason and hit is not None:
+                return "fallback", f"on {device}: {reason}{_in(hit)}"
             args = self.fallback_args.get(op, ())
             named = [a for a in args if settings is None or a in settings]
             if named:
                 which = " or ".join(named) if settings is None else ", ".join(named)
                 return "fallback", f"{'when a call sets' if settings is None else 'the calls set'} {which}: {self.lowered[op]}"
+            library = self.library_on.get(op, {}).get(device) if device else None
+            hit = _covered(self.library_dtypes.get(op, {}).get(device, ()), asked)
+            if library and hit is not None:
+                return "library", f"on {device}: {library}{_in(hit)}"
             return "lowered", self.lowered[op]
         if op in self.fallback:
-            only_in = self.fallback_only_in.get(op, ())
-            if dtype is not None and only_in and dtype not in only_in:
-                return "lowered", f"in {dtype}; it falls back in {', '.join(only_in)}"
-            return "fallback", self.fallback[op]
+            hit = _covered(self.fallback_only_in.get(op, ()), asked)
+            if hit is None:  # the calls' dtypes are among those the backend ran itself
+                return "lowered", ""
+            note = self.fallback_notes.get(op)
+            reason = self.fallback[op].removesuffix(f"; {note}") if note else self.fallback[op]
+            return "fallback", f"{reason}{_in(hit)}" + (f"; {note}" if note else "")
         if op in self.unsupported:
             return "unsupported", self.unsupported[op]
         return "undeclared", f"{self.backend} manifest does not list it"
 
-    def status_over(self, op: str, device: str | None, dtypes: Collection[str] | None,
-                    settings: Collection[str] | None = None) -> tuple[str, str]:
-        """:meth:`status` for calls in several dtypes (None or empty: of any dtype): the verdict of the first
-        dtype, in name order, that is not lowered; lowered when each of them is."""
-        verdicts = [self.status(op, device, settings, dtype) for dtype in sorted(dtypes or ())] or \
-            [self.status(op, device, settings)]
-        return next((v for v in verdicts if v[0] != "lowered"), verdicts[0])
+
+def _covered(only_in: tuple[str, ...], asked: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """Which of the ``asked`` dtypes a fact seen in ``only_in`` (empty: in every dtype) holds for: None when none
+    does; () when it holds for all and names no dtype; the dtypes to name otherwise."""
+    if not only_in:
+        return ()
+    hit = tuple(d for d in (asked or only_in) if d in only_in)
+    return hit or None
+
+
+def _in(dtypes: tuple[str, ...]) -> str:
+    return f" in {', '.join(dtypes)}" if dtypes else ""
+
+
+def _bare(reason: str, dtypes: tuple[str, ...]) -> str:
+    """A reason without the dtypes it was written for: the note names those a question asks about."""
+    return reason.removesuffix(_in(tuple(dtypes))) if dtypes else reason
 
 
 def _op_of(entry: Any) -> str:
@@ -134,9 +175,9 @@ def _text_of(entry: Any, key: str) -> str:
     return entry.get(key, "") if isinstance(entry, dict) else ""
 
 
-def _reason_of(entry: Any) -> str:
-    """A fallback's reason, with the measuring rule's note where the evidence wrote the reason."""
-    return "; ".join(text for text in (_text_of(entry, "reason"), _text_of(entry, "note")) if text)
+def _reason_of(entry: Any, dtypes: tuple[str, ...] = ()) -> str:
+    """A fallback's reason (less the dtypes it names), with the measuring rule's note where the evidence wrote it."""
+    return "; ".join(text for text in (_bare(_text_of(entry, "reason"), dtypes), _text_of(entry, "note")) if text)
 
 
 backends_dir = resources.backends_dir

@@ -60,6 +60,9 @@ class Declaration:
     manifest: Path | None = None  # lowering manifest (None: the bundled conformance/backends/NAME.yaml if any)
     lowering_meaning: str = ""  # what "lowered" means for it, so a coverage figure is read for what it is (site)
     lowering_figure: bool = True  # False where a lowering figure would say nothing (the kernels are PyTorch's)
+    # op -> the library kernel its own lowering may call for the op, as its program names it: such a call is a
+    # library call (lowered, counted apart), not a fallback; written into its manifest (library_kernels)
+    library_kernels: Callable[[], dict[str, str]] | None = field(default=None, repr=False)
     # the most elements one input tensor may hold (None: no limit); a case's accuracy program runs only within it
     largest_input: int | None = None
 

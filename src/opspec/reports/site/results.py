@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from opspec.spec.errors import first_line
+from opspec.spec.manifests import LIBRARY
 
 LIST_KEYS = ("results", "cases", "tests", "records")
 OP_KEYS = ("op", "operator", "name")
@@ -143,7 +144,9 @@ def _coverage(section: Any) -> Coverage | None:
     lowered, run, percent = (section.get(k) for k in ("lowered", "ops_run", "coverage_percent"))
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lowered, run, percent)):
         return None
-    return Coverage(_text(section, ("manifest",), "its manifest"), int(lowered), int(run), float(percent))
+    library = section.get("library", 0)  # lowered too: the lowering calls a library kernel (reports since it was counted)
+    library = library if isinstance(library, int) and not isinstance(library, bool) else 0
+    return Coverage(_text(section, ("manifest",), "its manifest"), int(lowered) + library, int(run), float(percent))
 
 
 def _functionalization(section: Any) -> Functionalization | None:
@@ -169,7 +172,10 @@ def _ran_instead(item: dict, lowering_entry: Any) -> str:
 
     if item.get("executed") not in lowering_evidence.PYTORCH_RAN or not isinstance(item.get("evidence"), dict):
         return ""
-    if isinstance(lowering_entry, dict) and lowering_entry.get("status") == "fallback" and lowering_entry.get("note"):
+    if item.get("lowering") == "library":  # this case's dtype: the backend's own lowering called a library kernel
+        return f"{LIBRARY[0]}: {', '.join(item['evidence'].get('pytorch_ops') or ())}"[:300]
+    if isinstance(lowering_entry, dict) and lowering_entry.get("status") == "fallback" and lowering_entry.get("note") \
+            and item.get("lowering") in (None, "fallback"):
         return str(lowering_entry["note"]).removeprefix(f"on {item.get('device')}: ")[:300]
     kind, ran = lowering_evidence.case_kind(item, ())
     return lowering_evidence.Verdict("fallback", kind, ran).reason()
