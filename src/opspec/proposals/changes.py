@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 OP_KEYS = ("name", "schema", "category", "status", "since", "deprecated", "removed", "proposals", "rationale",
            "equivalents", "exceptions", "testing")
+OUT_OF_SCOPE_KEYS = ("name", "family", "reason", "since", "proposals")
 RULE_KEYS = ("op", "kind", "targets", "formula", "rationale", "implementation", "origin", "since", "proposals",
              "random", "testing")
 STAMPED = ("since", "proposals")  # rule keys the release writes; a proposal leaves them out
@@ -25,10 +26,12 @@ class Draft:
     version: str
     ops: dict[str, dict] = field(default_factory=dict)
     rules: dict[str, dict] = field(default_factory=dict)
+    out_of_scope: dict[str, dict] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, version: str, ops: list[dict], rules: list[dict]) -> "Draft":
-        return cls(version, {entry["name"]: entry for entry in ops}, {entry["op"]: entry for entry in rules})
+    def of(cls, version: str, ops: list[dict], rules: list[dict], out_of_scope: list[dict] = ()) -> "Draft":
+        return cls(version, {entry["name"]: entry for entry in ops}, {entry["op"]: entry for entry in rules},
+                   {entry["name"]: entry for entry in out_of_scope})
 
     def is_core(self, name: str) -> bool:
         entry = self.ops.get(name)
@@ -39,6 +42,9 @@ class Draft:
 
     def rules_list(self) -> list[dict]:
         return [self.rules[name] for name in sorted(self.rules)]
+
+    def out_of_scope_list(self) -> list[dict]:
+        return [self.out_of_scope[name] for name in sorted(self.out_of_scope)]
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,9 @@ def apply_proposal(draft: Draft, number: int, changes: list[Mapping[str, Any]],
 def _problems(draft: Draft, change: Mapping[str, Any], name: str, torch: Mapping[str, str]) -> list[tuple[str, str]]:
     action, version = change["action"], draft.version
     found: list[tuple[str, str]] = []
+    if action in ("add-op", "add-rule") and name in draft.out_of_scope:
+        found.append(("op" if action == "add-op" else "rule", f"{name} is out of scope in {version} by proposal "
+                      f"{', '.join(f'{n:04d}' for n in draft.out_of_scope[name].get('proposals', ()))}"))
     if action == "add-op":
         if draft.is_core(name):
             found.append(("op", f"{name} is already core in {version}"))
@@ -137,6 +146,16 @@ def _problems(draft: Draft, change: Mapping[str, Any], name: str, torch: Mapping
     elif action == "remove-rule":
         if name not in draft.rules:
             found.append(("op", f"{name} has no rule in {version}"))
+    elif action == "declare-out-of-scope":
+        if draft.is_core(name):
+            found.append(("op", f"{name} is core in {version}; deprecate and remove it instead"))
+        elif draft.rules.get(name, {}).get("kind") == "default":
+            found.append(("op", f"{name} is decomposed by a default rule in {version}; add a remove-rule change for it "
+                                "before this one"))
+        if name in draft.out_of_scope:
+            found.append(("op", f"{name} is already out of scope in {version}"))
+        if torch and name not in torch:
+            found.append(("op", f"torch has no operator {name}"))
     else:
         found.append(("action", f"unknown action {action}"))
     return found
@@ -169,6 +188,10 @@ def _apply(draft: Draft, number: int, change: Mapping[str, Any], name: str, torc
             done = f"changed the testing hints of {name}"
         draft.ops[name] = stamp(entry, "proposals", sorted({*(entry.get("proposals") or ()), number}), OP_KEYS)
         return done
+    if action == "declare-out-of-scope":
+        draft.out_of_scope[name] = {"name": name, "family": change["family"], "reason": change["rationale"],
+                                    "since": version, "proposals": [number]}
+        return f"declared {name} out of scope"
     if action in ("add-rule", "change-rule"):
         rule = {k: v for k, v in change["rule"].items() if k not in STAMPED}
         if action == "add-rule":

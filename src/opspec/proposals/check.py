@@ -303,7 +303,8 @@ def _change_findings(
         return mark_of(node, key, here)
 
     # Applied in order to a copy of the version, as the release will apply them.
-    draft = Draft(version, {name: dict(entry) for name, entry in view.ops.items()}, dict(view.rules))
+    draft = Draft(version, {name: dict(entry) for name, entry in view.ops.items()}, dict(view.rules),
+                  {name: dict(entry) for name, entry in view.out_of_scope.items()})
     _, problems = apply_proposal(draft, p.id, p.changes, torch_schemas)
     findings = [Finding(at(problem.position, problem.key), f"changes/{problem.position}: {problem.message}")
                 for problem in problems]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-TYPES = ("add-op", "deprecate-op", "remove-op", "decompose-op", "schema-change", "testing-change", "process")
+TYPES = ("add-op", "deprecate-op", "remove-op", "decompose-op", "schema-change", "testing-change", "decide-family", "process")
 STATUSES = ("draft", "review", "accepted", "rejected", "withdrawn", "deferred", "implemented", "superseded")
 OPEN_STATUSES = ("draft", "review", "accepted", "deferred")
 SECTIONS = ("Summary", "Motivation", "Specification", "Compatibility", "Alternatives", "Unresolved questions")
@@ -31,6 +31,8 @@ ACTIONS_BY_TYPE: Mapping[str, frozenset[str]] = {
     "decompose-op": frozenset({"add-rule", "change-rule"}),
     "schema-change": frozenset({"change-schema"}),
     "testing-change": frozenset({"change-testing"}),  # a rule's hints change with the rule (change-rule)
+    # one rationale for a family of ops, each answered on its own: made core, decomposed, or out of scope
+    "decide-family": frozenset({"add-op", "add-rule", "remove-rule", "declare-out-of-scope"}),
     "process": frozenset(),
 }
 

@@ -20,6 +20,7 @@ class OpsetView:
     version: str
     ops: dict[str, Any] = field(default_factory=dict)  # name -> raw entry
     rules: dict[str, Any] = field(default_factory=dict)  # op -> raw entry
+    out_of_scope: dict[str, Any] = field(default_factory=dict)  # name -> raw entry
     problem: str | None = None  # why the version could not be read
 
     def is_core(self, name: str) -> bool:
@@ -37,7 +38,9 @@ def read_index(opset_root: Path) -> dict[str, str]:
 
 def read_view(opset_root: Path, version: str) -> OpsetView:
     view = OpsetView(version)
-    for name, key, target in (("core_ops.yaml", "ops", "name"), ("decompositions.yaml", "rules", "op")):
+    files = (("core_ops.yaml", "ops", "name", view.ops), ("decompositions.yaml", "rules", "op", view.rules),
+             (load.OUT_OF_SCOPE_FILE, "ops", "name", view.out_of_scope))
+    for name, key, target, bucket in files:
         path = opset_root / version / name
         if not path.is_file():
             if name == "core_ops.yaml":
@@ -48,7 +51,6 @@ def read_view(opset_root: Path, version: str) -> OpsetView:
         except DataError as err:
             view.problem = str(err)
             continue
-        bucket = view.ops if key == "ops" else view.rules
         for entry in (data or {}).get(key) or () if isinstance(data, dict) else ():
             if isinstance(entry, dict) and isinstance(entry.get(target), str):
                 bucket.setdefault(entry[target], entry)

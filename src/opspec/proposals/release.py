@@ -29,6 +29,12 @@ from opspec.spec.workspace import Workspace
 from opspec.spec.yamlio import Mark
 
 OPEN_UNDECIDED = ("draft", "review", "deferred")
+OUT_OF_SCOPE_HEADER = """# yaml-language-server: $schema=../schema/out_of_scope.schema.json
+# Non-core ops torch can emit that this version decided not to cover: neither core
+# nor decomposed. A backend owes them nothing; `opspec drift --closure` and
+# `opspec check-program` name them as decided, with the proposal and the reason.
+# Written by `opspec release` from decide-family proposals; never edited by hand.
+"""
 
 
 @dataclass
@@ -161,7 +167,11 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
     ordered = order_proposals(selected, implemented)
 
     result = Plan(version=version, base=base, new_folder=new_folder)
-    draft = Draft.of(version, list(ops_file.data["ops"]), list(rules_file.data["rules"]))
+    out_of_scope_file = load.read_out_of_scope(ws.opset, base)
+    if out_of_scope_file is not None and out_of_scope_file.findings:
+        raise OpsetError(out_of_scope_file.findings)
+    kept_out = list(out_of_scope_file.data["ops"]) if out_of_scope_file is not None else []
+    draft = Draft.of(version, list(ops_file.data["ops"]), list(rules_file.data["rules"]), kept_out)
     schemas = torch_schemas() if any(p.changes for p in ordered) else {}
     findings = []
     for p in ordered:
@@ -191,8 +201,15 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         if new_folder:
             text = re.sub(rf"^opset: ['\"]?{re.escape(base)}['\"]?$", f"opset: '{version}'", text, count=1, flags=re.M)
         texts[load.BOOKKEEPING_FILE] = text
+    # The ops declared out of scope: carried as they are, rewritten when a proposal declares more.
+    declared = draft.out_of_scope_list()
+    if out_of_scope_file is not None and not new_folder and declared == kept_out:
+        texts[load.OUT_OF_SCOPE_FILE] = out_of_scope_file.path.read_text(encoding="utf-8")
+    elif declared:
+        header = _header(out_of_scope_file.path) if out_of_scope_file is not None else OUT_OF_SCOPE_HEADER
+        texts[load.OUT_OF_SCOPE_FILE] = yamlio.dump({"opset": version, "ops": declared}, header=header)
     schemas = {"core_ops.yaml": "core_ops.schema.json", "decompositions.yaml": "decompositions.schema.json",
-               load.BOOKKEEPING_FILE: load.BOOKKEEPING_SCHEMA}
+               **load.OPTIONAL_FILES}
     for name, text in texts.items():
         schema = schemas[name]
         data = yamlio.load_text(text, str(folder / name))

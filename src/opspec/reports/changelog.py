@@ -19,6 +19,7 @@ SECTIONS = (
     ("rule-added", "Decomposition rules added"),
     ("rule-changed", "Decomposition rules changed"),
     ("rule-removed", "Decomposition rules removed"),
+    ("out-of-scope", "Declared out of scope"),
 )
 RULE_FIELDS = ("kind", "targets", "formula", "implementation", "random")
 HINT_FIELDS = tuple(f.name for f in fields(TestingHints))  # what a testing change may have changed
@@ -94,6 +95,10 @@ def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tupl
     for name, before in sorted(old_rules.items()):
         if name not in new.rules_by_op:
             add("rule-removed", name, _rule_detail(before), ())
+    old_out = old.out_of_scope_by_name if old else {}
+    for name, entry in sorted(new.out_of_scope_by_name.items()):
+        if name not in old_out:
+            add("out-of-scope", name, f"{entry.family}: {entry.reason}", entry.proposals)
     return Changelog(old.version if old else None, new.version, tuple(changes), tuple(decisions))
 
 
@@ -147,7 +152,8 @@ def attributions_from(proposals: Iterable, version: str) -> dict[tuple[str, str]
     """(change kind, op) -> ids of the proposals released in ``version`` that made that change."""
     kinds = {"add-op": "added", "deprecate-op": "deprecated", "remove-op": "removed", "change-schema": "schema-changed",
              "change-testing": "testing-changed",
-             "add-rule": "rule-added", "change-rule": "rule-changed", "remove-rule": "rule-removed"}
+             "add-rule": "rule-added", "change-rule": "rule-changed", "remove-rule": "rule-removed",
+             "declare-out-of-scope": "out-of-scope"}
     found: dict[tuple[str, str], set[int]] = {}
     for p in proposals:
         if p.released_in != version:
