@@ -77,15 +77,16 @@ def test_unsorted_ops_and_unknown_ops_are_findings(tmp_path):
     root = tmp_path / "opset"
     shutil.copytree(ROOT / "opset", root)
     original = (root / "accuracy.yaml").read_text()
+    first = next(line for line in original.splitlines() if line.startswith("  aten::"))[2:-1]
     entry = "  {op}:\n    domain: {{self: '[-inf, inf]'}}\n    dtypes:\n      float32:\n        max_ulp: 1\n"
-    for op, expected in (("aten::no_such_op", "ops are sorted by name (aten::abs after aten::no_such_op)"),
-                         ("aten::_no_such_op", "aten::_no_such_op: opset 2026.12 holds no such op")):
+    for op, expected in (("aten::no_such_op", f"ops are sorted by name ({first} after aten::no_such_op)"),
+                         ("aten::_aa_no_such_op", "aten::_aa_no_such_op: opset 2026.12 holds no such op")):
         text = original.replace("ops:\n", "ops:\n" + entry.format(op=op), 1)
         (root / "accuracy.yaml").write_text(text)
         findings = check.validate_findings(root, load.load_opset("2026.12"))
-        line = text.splitlines().index("  aten::abs:" if "sorted" in expected else "      float32:") + 1
+        line = text.splitlines().index(f"  {first}:" if "sorted" in expected else "      float32:") + 1
         assert [(f.mark.line, f.message) for f in findings] == [(line, expected if "sorted" not in expected
-                                                                 else f"aten::abs: {expected}")]
+                                                                 else f"{first}: {expected}")]
 
 
 def test_an_op_the_reference_measures_needs_a_contract(tmp_path):
@@ -95,8 +96,31 @@ def test_an_op_the_reference_measures_needs_a_contract(tmp_path):
     del data["ops"]["aten::exp"]
     path.write_text(spec_accuracy.dump(data))
     findings = check.validate_findings(path.parent, load.load_opset())
-    assert [str(f) for f in findings] == [f"{path}:1:1: aten::exp: no accuracy contract (a reference function "
-                                          "measures it: opspec accuracy --ops aten::exp)"]
+    assert [str(f) for f in findings] == [f"{path}:1:1: aten::exp: no accuracy contract for a floating pointwise "
+                                          "op (2026.12/core_ops.yaml declares float64, float32, float16, bfloat16; "
+                                          "measure it: opspec accuracy --ops aten::exp)"]
+
+
+def test_every_floating_pointwise_op_and_dtype_needs_a_contract_as_torch_tags_them(tmp_path):
+    """Without torch the pointwise categories say which ops; with it, torch's pointwise tag, decomposed ops too."""
+    path = tmp_path / "opset" / "accuracy.yaml"
+    shutil.copytree(ROOT / "opset", path.parent)
+    data = spec_accuracy.yamlio.load_file(path)
+    del data["ops"]["aten::silu"], data["ops"]["aten::eq.Tensor"]
+    del data["ops"]["aten::maximum"]["dtypes"]["bfloat16"]
+    path.write_text(spec_accuracy.dump(data))
+    text = path.read_text().splitlines()
+    opset = load.load_opset()
+    from opspec.bridge import torch_ops
+
+    tagged = torch_ops.pointwise_tagged(tuple(op.name for op in opset.active_ops()) + tuple(r.op for r in opset.rules))
+    messages = {(f.mark.line, f.message.split(" (")[0]) for f in check.validate_findings(path.parent, opset, tagged)}
+    assert messages == {
+        (1, "aten::eq.Tensor: no accuracy contract for a floating pointwise op"),
+        (1, "aten::silu: no accuracy contract for a floating pointwise op"),
+        (text.index("      float64:", text.index("  aten::maximum:")) + 1,
+         "aten::maximum: no contract for bfloat16, which 2026.12/core_ops.yaml declares"),
+    }
 
 
 # ---- ULP distance ----
@@ -233,6 +257,66 @@ def test_stratified_samples_cover_every_binade_and_repeat_with_the_seed():
     assert set(range(-125, 129)) <= exponents and min(exponents) < -125  # every positive binade, and subnormals
     assert {-1.0, math.inf, torch.finfo(torch.float32).max}.issubset(set(first.tolist()))
     assert first[:-1].min() == -1 and math.isnan(first[-1])
+
+
+def test_pairs_cover_every_binade_of_both_operands_put_some_near_and_repeat_with_the_seed():
+    domain = [Interval.parse("[-inf, inf]")]
+    x, y = inputs.combined(torch.float32, [domain, domain], 4000, seed=1)
+    again = inputs.combined(torch.float32, [domain, domain], 4000, seed=1)
+    assert len(x) == len(y) > 3900
+    assert all(torch.equal(a.nan_to_num(), b.nan_to_num()) for a, b in zip((x, y), again))
+    for operand in (x, y):
+        exponents = set(torch.frexp(operand[torch.isfinite(operand) & (operand > 0)])[1].tolist())
+        assert set(range(-125, 129)) <= exponents and min(exponents) < -125
+    near = (np.abs(ulp.distance(x.abs(), y.abs())) <= 2 ** 12) & (x != 0).numpy()
+    assert 0.15 < near.mean() < 0.35  # one pair in four, less those moved out of the domain
+
+
+@pytest.mark.parametrize("op, dtype", [("aten::div.Tensor", torch.float64), ("aten::atan2", torch.float32),
+                                       ("aten::addcmul", torch.float64), ("aten::remainder.Tensor", torch.bfloat16)])
+def test_the_reference_of_ops_of_several_tensors_matches_mpmath(op, dtype):
+    function = functions.FUNCTIONS[op]
+    domain = [Interval.parse("[-1e6, 1e6]")]
+    args = inputs.combined(dtype, [domain] * len(function.args), 300, seed=2)
+    finite = torch.stack([torch.isfinite(a) for a in args]).all(0)
+    args = [a[finite] for a in args]
+    fast = reference.correctly_rounded(function, args, dtype)
+    points = list(zip(*(a.to(torch.float64).tolist() for a in args)))
+    exact = reference._from_mpmath(function, points, ulp.format_of(dtype), {})
+    known = [i for i, e in enumerate(exact) if e is not None]
+    assert len(known) > 250
+    assert ulp.ordinals(fast.rounded)[known].tolist() == [exact[i][0] for i in known]
+
+
+def test_a_binary_kernel_a_few_ulps_off_where_operands_are_close_is_caught_and_eager_passes():
+    contract = spec_accuracy.load_contracts().ulp_of("aten::sub.Tensor", "float32")
+    sub = functions.FUNCTIONS["aten::sub.Tensor"]
+
+    def sub_off_near_cancellation(x, y):
+        z = x - y
+        close = (z.abs() < x.abs() * 2 ** -8) & (z != 0)
+        return torch.where(close, ulp.from_ordinals(ulp.ordinals(z) + 3, torch.float32), z)
+
+    domains = {"self": (Interval.parse("[-inf, inf]"),), "other": (Interval.parse("[-inf, inf]"),)}
+    off = measure.measure(sub_off_near_cancellation, sub, torch.float32, domains, samples=3000, seed=4)
+    assert off.max_ulp >= 2.5 and set(off.worst[0].inputs) == {"self", "other"}
+    assert check.judge(check.Judged(contract, off)) is not None
+    assert measure.measure(torch.sub, sub, torch.float32, domains, samples=3000, seed=4).max_ulp <= 0.5
+
+
+def test_fixed_arguments_and_masks_reach_kernel_and_reference():
+    where = functions.FUNCTIONS["aten::where.self"]
+    domains = {"self": (Interval.parse("[-inf, inf]"),), "other": (Interval.parse("[-inf, inf]"),)}
+    found = measure.measure(torch.where, where, torch.float16, domains, samples=2000)
+    assert found.max_ulp == 0 and set(found.worst) == set()
+    swapped = measure.measure(lambda c, x, y: torch.where(c, y, x), where, torch.float16, domains, samples=2000)
+    assert swapped.max_ulp == math.inf
+    clamp = functions.FUNCTIONS["aten::clamp"]
+    fixed = {"min": -0.5, "max": 0.5}
+    assert measure.measure(lambda x: torch.clamp(x, **fixed), clamp, torch.float32, EVERYWHERE, samples=2000,
+                           arguments=fixed).max_ulp == 0
+    assert measure.measure(lambda x: torch.clamp(x, -0.25, 0.5), clamp, torch.float32, EVERYWHERE, samples=2000,
+                           arguments=fixed).max_ulp > 1e6
 
 
 def test_the_histogram_buckets():

@@ -120,6 +120,21 @@ def core_tagged() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+@functools.lru_cache(maxsize=None)
+def pointwise_tagged(names: tuple[str, ...]) -> frozenset[str]:
+    """Those of ``names`` (qualified overloads) that torch tags ``pointwise``: each output element a function of
+    the input elements at the same place (after broadcasting)."""
+    torch = torch_module()
+    found = set()
+    for name in names:
+        try:
+            if torch.Tag.pointwise in overload_packet(name).tags:
+                found.add(name)
+        except (AttributeError, RuntimeError, ValueError):
+            continue
+    return frozenset(found)
+
+
 def op_name(op) -> str:
     """Qualified name of an OpOverload (``aten::add.Tensor``)."""
     return qualified_name(op._schema)

@@ -75,7 +75,8 @@ def measure_all(contracts: Iterable[UlpContract], kernel_for: Callable[[UlpContr
         progress(position, len(chosen), contract)
         try:
             found = measure.measure(kernel_for(contract), FUNCTIONS[contract.op], getattr(torch, contract.dtype),
-                                    contract.domain, contract.subnormals, samples=samples, seed=seed, device=device)
+                                    contract.domain, contract.subnormals, samples=samples, seed=seed, device=device,
+                                    arguments=contract.arguments)
         except Exception as err:  # noqa: BLE001 - a kernel or backend under test may fail any way: a finding
             judged.append(Judged(contract, None, one_line(err, cause=True)))
             continue
@@ -94,10 +95,32 @@ def measured(judged: Judged, torch_version: str, device: str) -> Measured:
                     found.flushed)
 
 
-def validate_findings(root: Path, opset: Opset | None) -> list[Finding]:
+FLOATING = ("float64", "float32", "float16", "bfloat16")
+POINTWISE_CATEGORIES = ("pointwise-unary", "pointwise-binary")
+
+
+def pointwise_floating(opset: Opset, pointwise: frozenset[str] | None) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """op -> (where the opset declares it, the floating dtypes it declares), for each pointwise op of the opset:
+    core ops and decomposed ops that torch tags ``pointwise`` (``pointwise``: the tagged overloads, from the
+    bridge); without torch, the core ops of the pointwise categories."""
+    found = {}
+    for op in opset.active_ops():
+        if (op.name in pointwise) if pointwise is not None else op.category in POINTWISE_CATEGORIES:
+            found[op.name] = (f"{opset.version}/core_ops.yaml", _floating(op.testing))
+    for rule in opset.rules if pointwise is not None else ():
+        if rule.op in pointwise and rule.op not in found:
+            found[rule.op] = (f"{opset.version}/decompositions.yaml", _floating(rule.testing))
+    return {op: entry for op, entry in found.items() if entry[1]}
+
+
+def _floating(testing) -> tuple[str, ...]:
+    return tuple(d for d in (testing.dtypes if testing is not None and testing.dtypes else ()) if d in FLOATING)
+
+
+def validate_findings(root: Path, opset: Opset | None, pointwise: frozenset[str] | None = None) -> list[Finding]:
     """Problems with ``opset/accuracy.yaml`` under ``root``: its schema and intervals, ops the opset does not hold,
-    domains naming no tensor argument, ULP contracts no reference function can measure, and ops a reference
-    function measures that the opset holds without a contract."""
+    domains naming no tensor argument, ULP contracts no reference function can measure, and floating pointwise
+    ops (:func:`pointwise_floating`) without an accuracy for every floating dtype they declare."""
     contracts, findings = spec_accuracy.read(spec_accuracy.path_of(root))
     if findings or opset is None:
         return findings
@@ -110,15 +133,47 @@ def validate_findings(root: Path, opset: Opset | None) -> list[Finding]:
         if op not in FUNCTIONS:
             findings.append(Finding(group[0].mark, f"{op}: no reference function measures a ULP contract for it "
                                                    "(opspec.testing.accuracy_functions); state an error_model instead"))
+            continue
+        findings += [f for contract in group for f in _argument_findings(contract)]
         if op in core:
             findings += [f for contract in group for f in _domain_findings(contract, core[op].schema)]
     findings += [Finding(m.mark, f"{m.op}: opset {opset.version} holds no such op")
                  for m in contracts.error_models if m.op not in held]
+    findings += [Finding(n.mark, f"{n.op}: opset {opset.version} holds no such op")
+                 for n in contracts.boolean if n.op not in held]
     where = Mark(contracts.path, 1, 1)
-    findings += [Finding(where, f"{op}: no accuracy contract (a reference function measures it: "
-                                f"opspec accuracy --ops {op})")
-                 for op in sorted(FUNCTIONS) if op in held and op not in contracts.ops]
+    covered = {c.op for c in contracts.ulp} | {n.op for n in contracts.boolean}
+    models = {m.op: m for m in contracts.error_models}
+    by_op = _by_op(contracts.ulp)
+    scope = pointwise_floating(opset, pointwise)
+    for op in sorted(held & set(FUNCTIONS) - set(scope) - covered - set(models)):
+        findings.append(Finding(where, f"{op}: no accuracy contract (a reference function measures it: "
+                                       f"opspec accuracy --ops {op})"))
+    for op, (declared_in, dtypes) in sorted(scope.items()):
+        if op in models:
+            continue
+        if op not in covered:
+            findings.append(Finding(where, f"{op}: no accuracy contract for a floating pointwise op ({declared_in} "
+                                           f"declares {', '.join(dtypes)}; measure it: opspec accuracy --ops {op})"))
+            continue
+        if op in {n.op for n in contracts.boolean}:
+            continue
+        have = {c.dtype for c in by_op[op]}
+        missing = [d for d in dtypes if d not in have]
+        if missing:
+            findings.append(Finding(by_op[op][0].mark, f"{op}: no contract for {', '.join(missing)}, which "
+                                                       f"{declared_in} declares"))
     return findings
+
+
+def _argument_findings(contract: UlpContract) -> list[Finding]:
+    """The domain names each measured tensor argument of the reference function, and nothing else."""
+    function = FUNCTIONS[contract.op]
+    measured = [a for a in function.args if a not in function.masks]
+    if sorted(contract.domain) == sorted(measured):
+        return []
+    return [Finding(contract.mark, f"{contract.op} {contract.dtype}: the domain names {', '.join(contract.domain)}; "
+                                   f"the reference function takes {', '.join(measured)}")]
 
 
 def _by_op(contracts: Iterable[UlpContract]) -> dict[str, list[UlpContract]]:

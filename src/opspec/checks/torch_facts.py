@@ -34,6 +34,7 @@ class TorchFacts:
     core_table: frozenset[str]  # ops in torch's core decomposition table
     registered: frozenset[str]  # ops with any registered decomposition
     cuda: bool  # a CUDA device is usable: the special-case rows run there too
+    pointwise: frozenset[str] = frozenset()  # overloads torch tags pointwise (the accuracy contracts' scope)
 
     @classmethod
     def measure(cls) -> "TorchFacts":
@@ -49,6 +50,7 @@ class TorchFacts:
             core_table=frozenset(torch_ops.core_decomposition_table()),
             registered=frozenset(torch_ops.registered_decompositions()),
             cuda=bool(torch.cuda.is_available()),
+            pointwise=torch_ops.pointwise_tagged(tuple(schemas)),
         )
 
 

@@ -110,21 +110,36 @@ def _check_device(device: str) -> None:
 
 
 def _kernel_factory(backend_name: str | None):
-    """contract -> a callable applying its op to one tensor: the eager overload, or a backend's program."""
-    from opspec.bridge import torch_ops
-
-    if backend_name is None:
-        return lambda contract: torch_ops.resolve(contract.op)
+    """contract -> a callable applying its op to its tensor arguments (in the reference function's order) with the
+    contract's fixed arguments: the eager overload, the opset's rule for an op the opset decomposes and does not
+    keep in its core set, or a backend's program."""
     from opspec.conform import accuracy_programs
+    from opspec.spec import load
+    from opspec.testing.accuracy_functions import FUNCTIONS
+
+    opset = load.load_opset()
+    if backend_name is None:
+        core = {op.name for op in opset.active_ops()}
+        rules = {rule.op: rule for rule in opset.rules}
+
+        def eager(contract):
+            from opspec.bridge import decomp_table
+
+            rule = rules.get(contract.op) if contract.op not in core else None
+            implementation = decomp_table.implementation(rule) if rule is not None else None
+            return accuracy_programs.eager(contract.op, FUNCTIONS[contract.op].args, contract.arguments,
+                                           implementation)
+
+        return eager
     from opspec.conform.backends import registry
     from opspec.conform.backends.base import UnknownBackend
-    from opspec.spec import load
 
     try:
-        backend = registry.resolve(backend_name, load.load_opset())
+        backend = registry.resolve(backend_name, opset)
     except UnknownBackend as err:
         raise UsageError(err) from None
-    return lambda contract: accuracy_programs.compiled(backend, contract.op)
+    return lambda contract: accuracy_programs.compiled(backend, contract.op, FUNCTIONS[contract.op].args,
+                                                       contract.arguments)
 
 
 def _report(judged: list, args, torch_version: str) -> dict[str, Any]:

@@ -55,8 +55,10 @@ def _contracts() -> spec_accuracy.Contracts:
 
 
 def contract_for(op: str, dtype: str) -> UlpContract | None:
-    """The op's ULP contract in ``dtype`` where a reference function can measure it."""
-    return _contracts().ulp_of(op, dtype) if op in FUNCTIONS else None
+    """The op's ULP contract in ``dtype`` where a reference function can measure it through a program of one
+    tensor (ops of several tensors, or with fixed arguments, are measured by ``opspec accuracy``)."""
+    contract = _contracts().ulp_of(op, dtype) if op in FUNCTIONS and FUNCTIONS[op].args == ("self",) else None
+    return contract if contract is not None and not contract.arguments else None
 
 
 def largest_input(backend) -> int | None:

@@ -84,6 +84,7 @@ class UlpContract:
     measured: Measured | None = None
     mark: Mark = Mark("<unknown>", 1, 1)
     own_domain: bool = False  # the dtype narrows the op's domain (with a reason)
+    arguments: Mapping[str, Any] = field(default_factory=dict)  # non-tensor arguments, fixed where it is measured
 
     @property
     def where(self) -> str:
@@ -103,17 +104,32 @@ class ErrorModel:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A sentence the file states about one op, with its place: why its result is bool, or how the comparison
+    rule treats it (near zero, ill-conditioned)."""
+
+    op: str
+    reason: str
+    mark: Mark = Mark("<unknown>", 1, 1)
+
+
+@dataclass(frozen=True)
 class Contracts:
     ulp: tuple[UlpContract, ...] = ()
     error_models: tuple[ErrorModel, ...] = ()
     path: str = ""
+    boolean: tuple[Note, ...] = ()  # pointwise ops whose result is bool: nothing to measure in ULPs
+    near_zero: tuple[Note, ...] = ()  # the comparison rule holds their tiny results relatively
+    ill_conditioned: tuple[Note, ...] = ()  # the comparison rule meets their float32 results with a float64 run
 
     def ulp_of(self, op: str, dtype: str) -> UlpContract | None:
         return next((c for c in self.ulp if c.op == op and c.dtype == dtype), None)
 
     @property
     def ops(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([c.op for c in self.ulp] + [m.op for m in self.error_models]))
+        """Ops the file states an accuracy for (a ULP contract, an error model or a bool result)."""
+        return tuple(dict.fromkeys([c.op for c in self.ulp] + [m.op for m in self.error_models]
+                                   + [n.op for n in self.boolean]))
 
 
 def path_of(root: Path | None = None) -> Path:
@@ -171,7 +187,13 @@ def _semantic_findings(data: Any) -> list[Finding]:
 
 def _contracts(data: Mapping[str, Any], path: str) -> Contracts:
     ulp, models = [], []
+    notes: dict[str, list[Note]] = {"boolean_result": [], "near_zero": [], "ill_conditioned": []}
     for op, entry in data["ops"].items():
+        for key, found in notes.items():
+            if key in entry:
+                found.append(Note(op, entry[key], yamlio.mark_of(entry, key)))
+        if "boolean_result" in entry or "domain" not in entry and "error_model" not in entry:
+            continue
         if "error_model" in entry:
             model = entry["error_model"]
             models.append(ErrorModel(op, tuple(model["dtypes"]), model["bound"], dict(model["symbols"]),
@@ -189,8 +211,10 @@ def _contracts(data: Mapping[str, Any], path: str) -> Contracts:
                 measured=Measured.from_dict(contract.get("measured")),
                 mark=yamlio.mark_of(entry["dtypes"], dtype),
                 own_domain="domain" in contract,
+                arguments=dict(entry.get("arguments") or {}),
             ))
-    return Contracts(tuple(ulp), tuple(models), path)
+    return Contracts(tuple(ulp), tuple(models), path, tuple(notes["boolean_result"]), tuple(notes["near_zero"]),
+                     tuple(notes["ill_conditioned"]))
 
 
 def with_measurements(data: Mapping[str, Any], measured: Mapping[tuple[str, str], Measured]) -> dict[str, Any]:
@@ -226,8 +250,9 @@ def _styled(data: Mapping[str, Any]) -> dict[str, Any]:
     ops = {}
     for op, entry in data["ops"].items():
         entry = dict(entry)
-        if "domain" in entry:
-            entry["domain"] = _OneLine(entry["domain"])
+        for key in ("arguments", "domain"):
+            if key in entry:
+                entry[key] = _OneLine(entry[key])
         if "dtypes" in entry:
             entry["dtypes"] = {dtype: {key: _OneLine(value) if key in ("domain", "measured") else value
                                        for key, value in contract.items()}

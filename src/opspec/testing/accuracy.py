@@ -97,64 +97,90 @@ def inputs_for(dtype: torch.dtype, domain: Sequence[Interval], samples: int, see
     return drawn.stratified(dtype, domain, samples, seed), False
 
 
-def measure(kernel: Callable[[torch.Tensor], torch.Tensor], function: Function, dtype: torch.dtype,
+def all_inputs(function: Function, dtype: torch.dtype, domain: Mapping[str, Sequence[Interval]], samples: int,
+               seed: int) -> tuple[list[torch.Tensor], bool]:
+    """The op's tensor arguments in ``function.args`` order, and whether they are every value: one operand as
+    :func:`inputs_for` gives it; several as pairs (or triples) stratified by binade; a mask alternating at random."""
+    measured = [arg for arg in function.args if arg not in function.masks]
+    if len(measured) == 1:
+        x, exhaustive = inputs_for(dtype, domain[measured[0]], samples, seed)
+        by_name = {measured[0]: x}
+    else:
+        by_name = dict(zip(measured, drawn.combined(dtype, [domain[arg] for arg in measured], samples, seed)))
+        exhaustive = False
+    length = len(next(iter(by_name.values())))
+    generator = torch.Generator().manual_seed(seed)
+    masks = {arg: torch.rand(length, generator=generator) < 0.5 for arg in function.masks}
+    return [by_name[arg] if arg in by_name else masks[arg] for arg in function.args], exhaustive
+
+
+def measure(kernel: Callable[..., torch.Tensor], function: Function, dtype: torch.dtype,
             domain: Mapping[str, Sequence[Interval]], policy: SubnormalPolicy = SubnormalPolicy(), *,
-            samples: int = 1_000_000, seed: int = 0, device: str = "cpu") -> Measurement:
-    """The error of ``kernel`` (one tensor in, one out: a unary op) over its domain in ``dtype``."""
-    (argument, intervals), = domain.items()
-    x, exhaustive = inputs_for(dtype, intervals, samples, seed)
-    got = kernel(x.to(device))
-    if not isinstance(got, torch.Tensor) or got.dtype != dtype or got.shape != x.shape:
+            samples: int = 1_000_000, seed: int = 0, device: str = "cpu",
+            arguments: Mapping[str, Any] | None = None) -> Measurement:
+    """The error of ``kernel`` (the op's tensor arguments in ``function.args`` order in, one tensor out) over its
+    domain in ``dtype``; ``arguments``: the op's fixed non-tensor arguments, which the reference takes too (the
+    kernel has them already)."""
+    inputs, exhaustive = all_inputs(function, dtype, domain, samples, seed)
+    got = kernel(*(x.to(device) for x in inputs))
+    shape = inputs[0].shape
+    if not isinstance(got, torch.Tensor) or got.dtype != dtype or got.shape != shape:
         what = f"{got.dtype} {tuple(got.shape)}" if isinstance(got, torch.Tensor) else type(got).__name__
-        raise MeasurementError(f"{function.op}: expected {dtype} {tuple(x.shape)}, got {what}")
-    found = errors_of(got, x, function, policy)
+        raise MeasurementError(f"{function.op}: expected {dtype} {tuple(shape)}, got {what}")
+    found = errors_of(got, inputs, function, policy, arguments)
     return Measurement(function.op, format_of(dtype).name, len(found.errors), exhaustive,
-                       float(found.errors.max(initial=0.0)), found.worst(argument), histogram(found.errors),
+                       float(found.errors.max(initial=0.0)), found.worst(), histogram(found.errors),
                        int(found.flushed.sum()), found.refined, None if exhaustive else seed)
 
 
 @dataclass(frozen=True)
 class Errors:
-    """The error of each result of a unary op, in ULPs, the subnormal latitude applied."""
+    """The error of each result, in ULPs, the subnormal latitude applied."""
 
-    x: torch.Tensor  # the inputs, flat, on the CPU
+    x: Mapping[str, torch.Tensor]  # argument -> its inputs, flat, on the CPU
     got: torch.Tensor  # the results, likewise
     rounded: torch.Tensor  # the correctly rounded results
     errors: np.ndarray
     flushed: np.ndarray  # results the latitude accepted as zero
     refined: int  # inputs whose rounding needed mpmath
 
-    def worst(self, argument: str) -> tuple[Worst, ...]:
-        return _worst(self.errors, argument, self.x, self.got, self.rounded)
+    def worst(self) -> tuple[Worst, ...]:
+        return _worst(self.errors, self.x, self.got, self.rounded)
 
 
-def errors_of(got: torch.Tensor, x: torch.Tensor, function: Function,
-              policy: SubnormalPolicy = SubnormalPolicy()) -> Errors:
-    """The error of each element of ``got``, the op's results on ``x`` (same dtype and shape)."""
-    x, got = x.detach().cpu().reshape(-1), got.detach().cpu().reshape(-1)
-    dtype = x.dtype
-    reference = correctly_rounded(function, [x], dtype)
+def errors_of(got: torch.Tensor, inputs: torch.Tensor | Sequence[torch.Tensor], function: Function,
+              policy: SubnormalPolicy = SubnormalPolicy(), arguments: Mapping[str, Any] | None = None) -> Errors:
+    """The error of each element of ``got``, the op's results on ``inputs`` (its tensor arguments in
+    ``function.args`` order, or the one tensor of a unary op; the result's dtype and shape)."""
+    inputs = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+    inputs = [x.detach().cpu().reshape(-1) for x in inputs]
+    got = got.detach().cpu().reshape(-1)
+    dtype = got.dtype
+    reference = correctly_rounded(function, inputs, dtype, arguments)
     errors = ulp_error(got, reference.rounded, reference.residual)
     refined = reference.refined
     if policy.inputs == MAY_FLUSH:
-        errors, more = _with_flushed_inputs(errors, x, got, function, dtype)
+        errors, more = _with_flushed_inputs(errors, inputs, got, function, dtype, arguments)
         refined += more
     flushed = np.zeros(len(errors), dtype=bool)
     if policy.results == MAY_FLUSH:
         flushed = _flushed_results(got, reference.rounded) & (errors > 0)
         errors = np.where(flushed, 0.0, errors)
-    return Errors(x, got, reference.rounded, errors, flushed, refined)
+    return Errors(dict(zip(function.args, inputs)), got, reference.rounded, errors, flushed, refined)
 
 
-def _with_flushed_inputs(errors: np.ndarray, x: torch.Tensor, got: torch.Tensor, function: Function,
-                         dtype: torch.dtype) -> tuple[np.ndarray, int]:
-    """Each subnormal input's error is the smaller of the two: against the result at x and at zero of x's sign."""
-    subnormal = np.flatnonzero(_subnormal(x))
+def _with_flushed_inputs(errors: np.ndarray, inputs: list[torch.Tensor], got: torch.Tensor, function: Function,
+                         dtype: torch.dtype, arguments: Mapping[str, Any] | None) -> tuple[np.ndarray, int]:
+    """Where an input is subnormal the error is the smaller of the two: against the result at the inputs and at
+    the inputs with every subnormal one read as zero of its sign."""
+    floating = [x.is_floating_point() for x in inputs]
+    subnormal = np.flatnonzero(np.logical_or.reduce([_subnormal(x) for x, f in zip(inputs, floating) if f]))
     if not len(subnormal):
         return errors, 0
     at = torch.from_numpy(subnormal)
-    zeros = torch.zeros_like(x[at]).copysign(x[at])
-    flushed = correctly_rounded(function, [zeros], dtype)
+    zeros = [torch.where(torch.from_numpy(_subnormal(x[at])), torch.zeros_like(x[at]).copysign(x[at]), x[at])
+             if f else x[at] for x, f in zip(inputs, floating)]
+    flushed = correctly_rounded(function, zeros, dtype, arguments)
     better = np.minimum(errors[subnormal], ulp_error(got[at], flushed.rounded, flushed.residual))
     errors = errors.copy()
     errors[subnormal] = better
@@ -171,12 +197,13 @@ def _flushed_results(got: torch.Tensor, rounded: torch.Tensor) -> np.ndarray:
     return (ordinals(got) == 0) & _subnormal(rounded)
 
 
-def _worst(errors: np.ndarray, argument: str, x: torch.Tensor, got: torch.Tensor,
+def _worst(errors: np.ndarray, x: Mapping[str, torch.Tensor], got: torch.Tensor,
            rounded: torch.Tensor) -> tuple[Worst, ...]:
     if not len(errors) or errors.max() == 0:
         return ()
     order = np.argsort(-errors, kind="stable")[:WORST_SHOWN]
-    return tuple(Worst({argument: _float(x[i])}, _float(got[i]), _float(rounded[i]), float(errors[i]))
+    return tuple(Worst({argument: _float(values[i]) for argument, values in x.items()}, _float(got[i]),
+                       _float(rounded[i]), float(errors[i]))
                  for i in order if errors[i] > 0)
 
 

@@ -121,3 +121,33 @@ def _fixed(fmt: Format, ranges: list[tuple[int, int]]) -> np.ndarray:
     for low, high in ranges:
         inside |= (ords >= low) & (ords <= high)
     return ords[inside]
+
+
+NEAR_SHARE = 4  # one pair in this many puts the second operand near the first (cancellation, quotients near 1)
+
+
+def combined(dtype: torch.dtype, domains: Sequence[Sequence[Interval]], count: int, seed: int) -> list[torch.Tensor]:
+    """Inputs for an op of several tensors: each operand a stratified sample of its own domain (so every binade of
+    each, the subnormals and largest values included, meets the others), paired in a seeded random order, with
+    one pair in NEAR_SHARE moving the later operands to within a few thousand ULPs of the first, either sign, so
+    sums that cancel and quotients near 1 are measured too. 16-bit dtypes are sampled as well: their pairs are
+    too many to enumerate. Equal lengths, a NaN in each operand at its own place."""
+    fmt = format_of(dtype)
+    generator = np.random.default_rng(seed)
+    columns = [ordinals(stratified(dtype, domain, count, seed + position))
+               for position, domain in enumerate(domains)]
+    length = min(len(c) for c in columns)
+    columns = [generator.permutation(c)[:length] for c in columns]
+    near = np.flatnonzero(generator.random(length) < 1 / NEAR_SHARE)
+    ranges = [ordinal_ranges(domain, fmt) for domain in domains]
+    for column, allowed in zip(columns[1:], ranges[1:]):
+        offset = generator.integers(-(1 << (fmt.precision // 2)), 1 << (fmt.precision // 2), len(near))
+        moved = columns[0][near] + offset
+        moved = np.where(generator.random(len(near)) < 0.5, -moved, moved)
+        finite = (np.abs(moved) <= fmt.infinity_ordinal) & (np.abs(columns[0][near]) < fmt.infinity_ordinal)
+        inside = np.zeros(len(near), dtype=bool)
+        for low, high in allowed:
+            inside |= (moved >= low) & (moved <= high)
+        keep = finite & inside
+        column[near[keep]] = moved[keep]
+    return [from_ordinals(c, dtype) for c in columns]

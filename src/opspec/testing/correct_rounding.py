@@ -16,7 +16,7 @@ where an unbounded exponent would round it to that power.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import mpmath
 import numpy as np
@@ -37,25 +37,31 @@ class Reference:
     refined: int  # inputs that needed mpmath
 
 
-def correctly_rounded(function: Function, inputs: Sequence[torch.Tensor], dtype: torch.dtype) -> Reference:
-    """``function`` of ``inputs`` (element by element, broadcast) rounded once to ``dtype``."""
+def correctly_rounded(function: Function, inputs: Sequence[torch.Tensor], dtype: torch.dtype,
+                      arguments: Mapping[str, Any] | None = None) -> Reference:
+    """``function`` of ``inputs`` (element by element, broadcast; its non-tensor ``arguments`` by name) rounded
+    once to ``dtype``."""
     fmt = format_of(dtype)
+    arguments = dict(arguments or {})
     args = np.broadcast_arrays(*(t.detach().cpu().to(torch.float64).numpy() for t in inputs))
     args = [a.reshape(-1) for a in args]
-    ords, residual, unsure = _from_wide(function, args, fmt)
+    ords, residual, unsure = _from_wide(function, args, fmt, arguments)
     points = np.flatnonzero(unsure)
-    for index, settled in zip(points, _from_mpmath(function, [tuple(float(a[i]) for a in args) for i in points], fmt)):
+    exact = _from_mpmath(function, [tuple(float(a[i]) for a in args) for i in points], fmt, arguments)
+    for index, settled in zip(points, exact):
         if settled is not None:  # None: mpmath has no real value there (a pole), the wide result stands
             ords[index], residual[index] = settled
     shape = np.broadcast_shapes(*(tuple(t.shape) for t in inputs))
     return Reference(from_ordinals(ords, dtype).reshape(shape), residual.reshape(shape), len(points))
 
 
-def _from_wide(function: Function, args: list[np.ndarray], fmt: Format) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _from_wide(function: Function, args: list[np.ndarray], fmt: Format,
+               arguments: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Ordinals of the rounded results, residuals, and the inputs the wide result cannot settle."""
     wide = function.wide_dtype
+    wide_args = [a.astype(wide) for a in args]
     with np.errstate(all="ignore"):  # overflow to inf and NaN off the domain are results like any other
-        y = np.asarray(function.wide(*(a.astype(wide) for a in args)), dtype=wide)
+        y = np.asarray(function.wide(*wide_args, **arguments), dtype=wide)
         nearest = y.astype(np.float64)
     finite = np.isfinite(y)
     ords = ordinals(torch.from_numpy(nearest).to(fmt.dtype))
@@ -66,7 +72,10 @@ def _from_wide(function: Function, args: list[np.ndarray], fmt: Format) -> tuple
     exact_in = np.float64 if fmt.precision < np.finfo(np.float64).nmant else np.longdouble
     with np.errstate(all="ignore"):
         info = np.finfo(wide)  # a ULP of y is at most |y| * eps (np.spacing of long doubles just below 1 is NaN)
-        bound = np.where(finite, function.wide_error * (np.abs(y) * info.eps + info.smallest_subnormal), 0)
+        bound = function.wide_error * (np.abs(y) * info.eps + info.smallest_subnormal)
+        if function.wide_bound is not None:  # terms that can cancel: a bound from their sizes, not the result's
+            bound = np.maximum(bound, np.asarray(function.wide_bound(*wide_args, y, **arguments), dtype=wide))
+        bound = np.where(finite & np.isfinite(bound), bound, np.where(finite, np.inf, 0))
         below, value, above = _neighbours(ords, fmt, exact_in)
         for _ in range(2):  # the guess was rounded twice (through float64, through float32): at most one off
             off = np.flatnonzero((y > (value + above) / 2 + bound) | (y < (value + below) / 2 - bound))
@@ -86,14 +95,15 @@ def _neighbours(ords: np.ndarray, fmt: Format, exact_in: type) -> tuple[np.ndarr
     return wide_values(ords - 1, fmt, exact_in), wide_values(ords, fmt, exact_in), wide_values(ords + 1, fmt, exact_in)
 
 
-def _from_mpmath(function: Function, points: list[tuple[float, ...]], fmt: Format) -> list[tuple[int, float] | None]:
+def _from_mpmath(function: Function, points: list[tuple[float, ...]], fmt: Format,
+                 arguments: Mapping[str, Any] | None = None) -> list[tuple[int, float] | None]:
     """(ordinal, residual) of each point, from mpmath at rising precision; None where mpmath has no real value."""
     settled: dict[int, tuple[int, float] | None] = {}
     pending = list(range(len(points)))
     for attempt, precision in enumerate(MPMATH_PRECISIONS):
         last = attempt == len(MPMATH_PRECISIONS) - 1
         with mpmath.workprec(precision):
-            exact = [_evaluate(function, points[i]) for i in pending]
+            exact = [_evaluate(function, points[i], arguments or {}) for i in pending]
             candidates, values = _candidates(exact, fmt)
             slack = mpmath.ldexp(1, MPMATH_SLACK_BITS - precision)
             for i, value, ords, floats in zip(pending, exact, candidates, values):
@@ -107,10 +117,11 @@ def _from_mpmath(function: Function, points: list[tuple[float, ...]], fmt: Forma
     return [settled[i] for i in range(len(points))]
 
 
-def _evaluate(function: Function, point: tuple[float, ...]) -> mpmath.mpf | None:
+def _evaluate(function: Function, point: tuple[float, ...], arguments: Mapping[str, Any]) -> mpmath.mpf | None:
     """The exact value (at the working precision); None off the real domain (a complex result, a pole)."""
     try:
-        value = function.exact(*(mpmath.mpf(x) for x in point))
+        value = function.exact(*(mpmath.mpf(x) for x in point), **arguments)
+        value = mpmath.mpf(value) if isinstance(value, int) else value
     except (ZeroDivisionError, ValueError):
         return None
     return value if isinstance(value, mpmath.mpf) and not mpmath.isnan(value) else None

@@ -15,6 +15,8 @@ Hint conventions the strategies read:
 """
 from __future__ import annotations
 
+from opspec.testing import comparison_traits
+
 INTEGER_DTYPES = ["int64", "int32", "int16", "int8", "uint8", "bool"]
 POSITIVE_SIZE = "[1, 4]"
 ANY_MEMORY_FORMAT = [None, "contiguous_format", "preserve_format"]
@@ -103,13 +105,11 @@ PICKS_ELEMENTS = frozenset({
 })
 
 # Normalisations whose kernels square their inputs in one pass (E[x^2] - E[x]^2): where the square overflows,
-# at huge or infinite inputs, torch gives NaN where a two-pass form gives the right answer (a finite output, an
-# infinite mean), a difference of torch's kernel, not of the op; so planted values keep below the square root of
-# the largest value (values.float_values). NaN is still planted, and the special cases state the rest.
-SQUARES_INPUTS = frozenset({
-    "aten::native_group_norm", "aten::native_group_norm_backward", "aten::native_layer_norm",
-    "aten::native_layer_norm_backward", "aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit.no_stats",
-})
+# at huge or infinite inputs, torch gives NaN where a two-pass form gives the right answer, a difference of
+# torch's kernel, not of the op; so planted values keep below the square root of the largest value
+# (values.float_values), and the comparison rule meets their float32 results with a float64 run. The accuracy
+# data names them (``ill_conditioned`` in opset/accuracy.yaml, with the reason).
+SQUARES_INPUTS = comparison_traits.ILL_CONDITIONED
 
 # Ops whose kernels reject zero-size inputs (a reduction with no identity, an FFT of nothing).
 REJECTS_EMPTY = frozenset({
@@ -135,11 +135,10 @@ NAN_UNDEFINED = {"aten::grid_sampler_2d": "grid"}
 BOOL_TENSOR_NAMES = frozenset({"condition", "mask"})
 DIM_NAMES = frozenset({"dim", "dims", "dim0", "dim1", "dim2"})
 
-# Ops whose eager kernels keep relative precision near zero (float32 against float64 on inputs from
-# 1e-37 to 1e-6: relative error at most 7e-8, measured on torch 2.13 CPU): compare holds their
-# tiny outputs to a relative bound the absolute tolerance would hide (compare.compare's near_zero).
-ACCURATE_NEAR_ZERO: frozenset[str] = frozenset(f"aten::{name}" for name in (
-    "expm1", "log1p", "sinh", "tanh", "sin", "tan", "asin", "asinh", "atan", "atanh", "erf"))
+# Ops whose eager kernels keep relative precision near zero: compare holds their tiny outputs to a relative
+# bound the absolute tolerance would hide (compare.compare's near_zero). The accuracy data names them
+# (``near_zero`` in opset/accuracy.yaml, with the measurement).
+ACCURATE_NEAR_ZERO = comparison_traits.NEAR_ZERO
 
 # Constant arguments where an op's semantics branch, most telling first: the edge layer
 # (edges.branch_variants) runs a drawn call again with each setting, as long as compiles allow.
