@@ -71,11 +71,23 @@ def matrix_versions(path: Path) -> dict[str, list[str]]:
 
 
 def backend_verdicts(case: SpecialCase, records) -> str:
-    """Each published report's verdict on the row: held (its case ran every row right), or the status of the case
-    that failed on it; reports whose case ran no rows say nothing."""
-    held = sorted({r.report for r in records if r.rows_held})
-    failed = sorted({f"{r.report}: {r.status}" for r in records if r.failed_row == case.says})
-    return "; ".join([*(f"fails on {f}" for f in failed), *([f"held on {', '.join(held)}"] if held else [])]) or "—"
+    """Each published report's verdict on the row, each report named once: the status of its cases that failed on
+    the row (in which dtypes, where another of its cases held it), else held (a case ran every row right);
+    reports whose cases ran no rows say nothing."""
+    failed: dict[str, dict[str, list[str]]] = {}  # report -> status -> dtypes
+    for r in records:
+        if r.failed_row == case.says:
+            failed.setdefault(r.report, {}).setdefault(r.status, []).append(r.dtype)
+    held = sorted({r.report for r in records if r.rows_held} - set(failed))
+    partly = {r.report for r in records if r.rows_held}
+
+    def named(report: str) -> str:
+        statuses = failed[report]
+        return f"{report}: " + ", ".join(
+            status + (f" in {', '.join(sorted(set(dtypes)))}" if report in partly else "") for status, dtypes in sorted(statuses.items()))
+
+    return "; ".join([*(f"fails on {named(report)}" for report in sorted(failed)),
+                      *([f"held on {', '.join(held)}"] if held else [])]) or "—"
 
 
 def rows_for(cases: tuple[SpecialCase, ...], matrix: dict[str, list[str]], built: dict[str, str], torch: str | None,
