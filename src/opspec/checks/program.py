@@ -8,9 +8,13 @@ Every op the graph calls is one of:
 - ``bookkeeping``: an assertion or range constraint the version's bookkeeping policy covers;
 - ``decomposable``: not core, but the version's decomposition table rewrites it (``opspec upgrade`` applies it);
 - ``schema-mismatch``: core, but the program's op has another schema than the version records;
-- ``unknown``: none of these: the version does not cover it.
+- ``out-of-scope``: the version declares it out of scope by decision (the proposal and the reason);
+- ``closure-gap``: a functional aten op torch emits that the version neither makes core nor decomposes,
+  with the open proposals that cover it (``opspec drift --closure`` lists the version's gaps);
+- ``unknown``: none of these: not an op the installed torch registers as a functional aten op.
 
-A program passes when nothing is decomposable, unknown or an incompatible schema mismatch.
+A program passes when nothing is decomposable, out of scope, a closure gap, unknown or an
+incompatible schema mismatch.
 Programs may carry their recorded inputs and outputs (:data:`RECORDED`), which golden
 programs and ``opspec upgrade`` use; loading reads them back.
 """
@@ -32,8 +36,8 @@ from opspec.spec.errors import one_line
 from opspec.spec.model import Opset, VersionInfo, version_key
 
 RECORDED = "opspec/recorded.b64"  # extra file of the .pt2: base64 of torch.save({"args", "kwargs", "outputs", ...})
-CORE, DEPRECATED, BOOKKEEPING, DECOMPOSABLE, MISMATCH, UNKNOWN = (
-    "core", "deprecated", "bookkeeping", "decomposable", "schema-mismatch", "unknown")
+CORE, DEPRECATED, BOOKKEEPING, DECOMPOSABLE, MISMATCH, OUT_OF_SCOPE, CLOSURE_GAP, UNKNOWN = (
+    "core", "deprecated", "bookkeeping", "decomposable", "schema-mismatch", "out-of-scope", "closure-gap", "unknown")
 
 
 class ProgramError(Exception):
@@ -136,9 +140,10 @@ def program_schemas(graph_module) -> dict[str, str]:
 
 
 def check(exported, opset: Opset, table_names: set[str], later: list[tuple[VersionInfo, Opset]] = (),
-          policy: Policy | None = None, name: str = "") -> Report:
+          policy: Policy | None = None, name: str = "", covered: dict[str, list[int]] | None = None) -> Report:
     """Each op of ``exported`` against ``opset``; ``table_names`` are the ops its decomposition table rewrites;
-    ``later`` the versions after it (to name the one that removes a deprecated op)."""
+    ``later`` the versions after it (to name the one that removes a deprecated op); ``covered`` maps an op to
+    the open proposals whose changes name it."""
     report = Report(name, opset.version)
     used = program_schemas(exported.graph_module)
     ops = opset.ops_by_name
@@ -155,9 +160,10 @@ def check(exported, opset: Opset, table_names: set[str], later: list[tuple[Versi
             into = f" into {', '.join(rule.targets)}" if rule else ""
             report.ops.append(OpFinding(op, count, DECOMPOSABLE, f"{opset.version} decomposes it ({how}){into}; "
                                                                  f"`opspec upgrade --to {opset.version}` applies it", True))
+        elif entry is not None:
+            report.ops.append(OpFinding(op, count, UNKNOWN, f"removed from the core set in {entry.removed}", True))
         else:
-            why = f"removed from the core set in {entry.removed}" if entry is not None else f"not in opset {opset.version}"
-            report.ops.append(OpFinding(op, count, UNKNOWN, why, True))
+            report.ops.append(outside(op, count, opset, covered or {}, later))
     if policy is not None and opset.info.released:
         import datetime as _dt
 
@@ -165,6 +171,35 @@ def check(exported, opset: Opset, table_names: set[str], later: list[tuple[Versi
         if _dt.date.today().isoformat() > ends:
             report.notes.append(f"opset {opset.version} left support on {ends} (compatibility rule {policy.support.cite()})")
     return report
+
+
+def outside(op: str, count: int, opset: Opset, covered: dict[str, list[int]], later=()) -> OpFinding:
+    """Why an op the version neither makes core nor decomposes is there: a decision, a closure gap (closed by a
+    later version of ``later``, or covered by an open proposal), or unknown."""
+    decided = opset.out_of_scope_by_name.get(op)
+    if decided is not None:
+        return OpFinding(op, count, OUT_OF_SCOPE, f"out of scope in {opset.version} by decision (proposal "
+                         f"{', '.join(f'{n:04d}' for n in decided.proposals)}, {decided.family}): {decided.reason}", True)
+    live = torch_ops.all_aten_schemas().get(op)
+    if live is None or not torch_ops.is_functional(live):
+        what = "an op that writes to its arguments" if live is not None else f"not an aten op torch {torch_ops.version()} registers"
+        return OpFinding(op, count, UNKNOWN, f"not in opset {opset.version}: {what}", True)
+    proposals = covered.get(op)
+    closed = next(((info.version, newer) for info, newer in later
+                   if op in newer.core_names() or op in {rule.op for rule in newer.default_rules()}), None)
+    if closed is not None:
+        version, newer = closed
+        rule = newer.rules_by_op.get(op)
+        how = "decomposes it" if rule is not None and op not in newer.core_names() else "makes it core"
+        numbers = (rule.proposals if how == "decomposes it" else newer.ops_by_name[op].proposals) or ()
+        see = (f"{version} {how}" + (f" (proposal {', '.join(f'{n:04d}' for n in numbers)})" if numbers else "")
+               + f": `opspec upgrade --to {version}`")
+    elif proposals:
+        see = f"proposal {', '.join(f'{n:04d}' for n in proposals)} covers it"
+    else:
+        see = f"no proposal covers it yet; `opspec drift --closure --opset {opset.version}` lists the version's gaps"
+    return OpFinding(op, count, CLOSURE_GAP, f"torch emits it and {opset.version} has no rule for it, nor makes it core "
+                                             f"(a closure gap of {opset.version}); {see}", True)
 
 
 def _core_finding(op: str, count: int, entry, used: str | None, opset: Opset, later, policy: Policy | None) -> OpFinding:

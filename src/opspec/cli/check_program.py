@@ -13,8 +13,10 @@ def add_parser(subparsers) -> None:
         help="check every op of an exported program (torch.export.save) against an opset version",
         description="Load FILE (a .pt2 written by torch.export.save) and put every op its graph calls in one class "
         "against opset V: core, deprecated (with the version that removes it), bookkeeping, decomposable by V's "
-        "rules, schema-mismatch (core, but another schema), or unknown. One line per finding. Exit 0 when nothing is "
-        "decomposable, unknown or an incompatible schema mismatch, 1 otherwise, 2 for a missing or unreadable file.",
+        "rules, schema-mismatch (core, but another schema), out-of-scope (by a decision of V, with its proposal), "
+        "closure-gap (torch emits it and V has no rule for it, with the open proposals that cover it), or unknown. One "
+        "line per finding. Exit 0 when nothing is decomposable, out of scope, a closure gap, unknown or an incompatible "
+        "schema mismatch, 1 otherwise, 2 for a missing or unreadable file.",
     )
     parser.add_argument("program", type=pathargs.input_file, metavar="FILE.pt2")
     add_opset_option(parser)
@@ -33,8 +35,11 @@ def check_file(path, version: str | None):
     except programs.ProgramError as err:
         raise UsageError(err) from None
     policy, _ = compatibility.read_policy(resources.opset_root())
+    from opspec.proposals import coverage
+
     table = set(decomp_table.table_by_name(opset))
-    report = programs.check(loaded.exported, opset, table, programs.later_versions(opset.version), policy, str(path))
+    report = programs.check(loaded.exported, opset, table, programs.later_versions(opset.version), policy, str(path),
+                            coverage.open_by_op())
     return report, loaded
 
 
