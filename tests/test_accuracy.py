@@ -400,3 +400,29 @@ def test_a_malformed_contracts_file_exits_2_naming_file_and_line(tmp_path, capsy
     assert main(["accuracy", "--contracts", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"{path}:") and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# ---- the site's accuracy page ----
+
+def test_the_accuracy_page_shows_contract_histogram_and_each_backends_largest_error(tmp_path):
+    from opspec.reports.site import accuracy_page
+
+    contracts = spec_accuracy.load_contracts()
+    row = {"op": "aten::exp", "dtype": "float32", "inputs": 1000, "exhaustive": False, "max_ulp": 0.56,
+           "histogram": {"0": 10, "0.5": 980, "1": 10}}
+    (tmp_path / "eager-cpu.json").write_text(json.dumps({"torch": "2.13.0", "results": [row]}))
+    (tmp_path / "inductor-cpu.json").write_text(json.dumps({"torch": "2.13.0", "results": [
+        dict(row, max_ulp=2.1), {"op": "aten::exp", "dtype": "float16", "failure": "CompileError: no"}]}))
+    (tmp_path / "broken.json").write_text("{")
+    tables = accuracy_page.read_tables(tmp_path)
+    assert sorted(tables) == ["eager-cpu", "inductor-cpu"]
+    found = accuracy_page.context(contracts, tables, lambda op: f"ops/{op}.md")
+    assert found["backends"] == ["eager-cpu", "inductor-cpu"]
+    exp32, exp16 = (next(r for r in found["rows"] if r["op"] == "aten::exp" and r["dtype"] == d)
+                    for d in ("float32", "float16"))
+    assert exp32["buckets"] == ["10", "980", "10", "", "", ""] and exp32["inputs"] == "1,000"
+    assert exp32["backends"] == ["0.56", "2.1 **broken**"] and exp16["backends"] == ["", "failed"]
+    table = accuracy_page.table(found).splitlines()
+    assert table[0].startswith("| op | dtype | contract | inputs | exact | ≤0.5 |") and len(table) == 2 + len(found["rows"])
+    assert any(m["op"] == "aten::mm" for m in found["models"]) and any(b["op"] == "aten::eq.Tensor"
+                                                                        for b in found["boolean"])

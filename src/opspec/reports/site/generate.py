@@ -17,7 +17,7 @@ import jinja2
 from opspec.proposals import check as checking
 from opspec.proposals.model import STATUSES, Proposal
 from opspec.reports import changelog
-from opspec.reports.site import accuracy_section
+from opspec.reports.site import accuracy_page, accuracy_section
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import compatibility_page, models_page, sanitize, scoreboard, version_matrix, xla_page
@@ -210,6 +210,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
                                   history_folder=ws.results / "history"))
     pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     pages["compatibility.md"] = env.get_template("compatibility.md.j2").render(**compatibility_page.context(ws, infos))
+    pages.update(accuracy_page.pages(env, ws.opset, ws.root / "conformance" / "accuracy", contracts, slugs))
     pages.update(xla_page.pages(ws.root, slugs, set(newest.core_names())))
     if early is not None:
         early(dict(pages), _op_page_paths(names, opsets, slugs))

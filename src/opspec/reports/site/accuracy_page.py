@@ -1,0 +1,100 @@
+"""The accuracy page: per op and dtype the contract, eager CPU's histogram of errors and each backend's largest.
+
+Built from committed data only: the contracts (``opset/accuracy.yaml``) and the tables ``opspec accuracy
+--backend NAME --report conformance/accuracy/NAME-DEVICE.json`` wrote. A table's file name says its backend and
+device; ``eager-cpu.json`` gives the histogram. Like functional_algorithms' results table, one row per op and
+dtype, errors counted in buckets of ULPs.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from opspec.spec.accuracy import MAY_FLUSH, Contracts
+
+BUCKETS = ("0", "0.5", "1", "2", "4")  # a bucket counts the errors above the one before, up to its own bound
+REFERENCE = "eager-cpu"
+
+
+def read_tables(folder: Path) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
+    """table name (backend-device) -> (op, dtype) -> its measurement; unreadable files are left out."""
+    tables = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            tables[path.stem] = {(r["op"], r["dtype"]): r for r in data["results"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return tables
+
+
+def _ulp(value: Any) -> str:
+    number = float(value)  # rounded up, so a result a little off correct rounding never reads as 0.5
+    return "inf" if math.isinf(number) else f"{math.ceil(round(number * 10_000, 6)) / 10_000:g}"
+
+
+def _buckets(histogram: dict[str, int]) -> list[str]:
+    """Counts per bucket of BUCKETS, and one more for everything above the last (NaN and infinity mismatches too)."""
+    counts = [histogram.get(bucket, 0) for bucket in BUCKETS]
+    above = sum(count for bucket, count in histogram.items() if bucket not in BUCKETS)
+    return [f"{count:,}" if count else "" for count in counts + [above]]
+
+
+def context(contracts: Contracts, tables: dict[str, dict], op_link) -> dict[str, Any]:
+    names = [REFERENCE] + sorted(name for name in tables if name != REFERENCE)
+    rows = []
+    for contract in contracts.ulp:
+        key = (contract.op, contract.dtype)
+        reference = tables.get(REFERENCE, {}).get(key)
+        flush = MAY_FLUSH in (contract.subnormals.inputs, contract.subnormals.results)
+        cells = []
+        for name in names:
+            found = tables.get(name, {}).get(key)
+            if found is None:
+                cells.append("")
+            elif "max_ulp" not in found:
+                cells.append("failed")
+            else:
+                mark = "" if float(found["max_ulp"]) <= contract.max_ulp else " **broken**"
+                cells.append(_ulp(found["max_ulp"]) + mark)
+        rows.append({
+            "op": contract.op, "link": op_link(contract.op), "dtype": contract.dtype,
+            "contract": f"{contract.max_ulp:g}" + (" flush" if flush else "") + (" *" if contract.own_domain else ""),
+            "inputs": (f"{reference['inputs']:,}" + (" (all)" if reference.get("exhaustive") else ""))
+            if reference and "inputs" in reference else "",
+            "buckets": _buckets(reference["histogram"]) if reference and "histogram" in reference else [""] * 6,
+            "backends": cells,
+        })
+    models = [{"op": m.op, "link": op_link(m.op), "dtypes": ", ".join(m.dtypes), "bound": m.bound}
+              for m in contracts.error_models]
+    boolean = [{"op": n.op, "link": op_link(n.op)} for n in contracts.boolean]
+    torch = sorted({str(r.get("torch", "")) for table in tables.values() for r in table.values() if r.get("torch")})
+    return {"rows": rows, "backends": names, "buckets": BUCKETS, "models": models, "boolean": boolean,
+            "torch": torch}
+
+
+def pages(env, opset_root: Path, tables_folder: Path, contracts: Contracts, slugs: dict[str, str]) -> dict[str, str]:
+    tables = read_tables(tables_folder)
+    meta = {}
+    for path in sorted(tables_folder.glob("*.json")):
+        try:
+            head = json.loads(path.read_text(encoding="utf-8"))
+            meta[path.stem] = {k: head.get(k) for k in ("torch", "device", "backend", "seed", "samples")}
+        except (OSError, ValueError):
+            continue
+    found = context(contracts, tables, lambda op: f"ops/{slugs[op]}.md" if op in slugs else None)
+    return {"accuracy.md": env.get_template("accuracy.md.j2").render(meta=meta, table=table(found), **found)}
+
+
+def table(found: dict[str, Any]) -> str:
+    """The Markdown table, one line per op and dtype."""
+    head = ["op", "dtype", "contract", "inputs", "exact", *(f"≤{b}" for b in found["buckets"][1:]), "more",
+            *found["backends"]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 4 + "---:|" * (len(head) - 4)]
+    for row in found["rows"]:
+        op = f"[`{row['op']}`]({row['link']})" if row["link"] else f"`{row['op']}`"
+        lines.append("| " + " | ".join([op, row["dtype"], row["contract"], row["inputs"], *row["buckets"],
+                                        *row["backends"]]) + " |")
+    return "\n".join(lines)
