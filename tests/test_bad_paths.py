@@ -4,7 +4,7 @@ The sweep is built from the parser itself, so a new path argument is swept as so
 as it declares its kind (``cli.pathargs``), and one that does not fails
 ``test_every_path_argument_declares_its_kind``. Each case stops before any work (a
 bad path is found before the subcommand runs), so the whole sweep costs process
-starts only; the cases run a few at a time.
+starts only; they are forked from one driver process, which pays for the imports once.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import os
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import forked_cli
 import pytest
 
 from opspec.cli import build_parser, main, pathargs
@@ -154,7 +154,8 @@ def _tree(root: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    """Every case run once, four processes at a time: (results by argv, the folder before, after)."""
+    """Every case run once, each in a process of its own forked from one driver: (results by argv, the folder
+    before, after)."""
     tmp = tmp_path_factory.mktemp("badpaths")
     (tmp / "afile").write_text("not a folder\n")
     (tmp / "adir").mkdir()
@@ -163,8 +164,7 @@ def sweep(tmp_path_factory):
         (tmp / "readonly").chmod(0o555)
     runs = [p.values[0] for p in CASES if p.values[0] is not None]
     before = _tree(tmp)
-    with ThreadPoolExecutor(4) as pool:
-        results = dict(zip(map(tuple, runs), pool.map(lambda argv: _run(argv, tmp), runs)))
+    results = forked_cli.run_all(runs, tmp, SRC)
     return results, before, _tree(tmp)
 
 
