@@ -15,6 +15,8 @@ does the same in place and hands each partition to a runtime.
 (``opspec_front_end``): its failure on exp belongs to the front end.
 
 ``eager_passthrough`` returns the graph it is handed: it executes nothing.
+
+``poisoning`` fails on floor and every call in its process after that.
 """
 from __future__ import annotations
 
@@ -260,3 +262,54 @@ def device_faulty(gm: torch.fx.GraphModule, example_inputs):
         cases.make_program = poisoned
         raise RuntimeError(ILLEGAL_ACCESS)
     return gm.forward
+
+
+poisoned: list[str] = []  # the first failure of ``poisoning`` in this process, once it has failed
+
+
+def poisoning(gm: torch.fx.GraphModule, example_inputs):
+    """Right, except that running floor fails, and from then on every compile and call in the process fails with
+    one error, as a real compiler's runtime did ("semaphore already signaled")."""
+    if poisoned:
+        raise RuntimeError("semaphore already signaled")
+    ops = _ops(gm)
+
+    def run(*inputs):
+        if poisoned:
+            raise RuntimeError("semaphore already signaled")
+        if "floor.default" in ops:
+            poisoned.append("floor")
+            os.write(2, b"floor: no kernel for this rounding mode (diagnostic 7)\n")  # as native code prints
+            raise RuntimeError("kernel launch failed. See diagnostics.")
+        return gm.forward(*inputs)
+
+    run.executed_ops = lambda: {"target": sorted(_qualified(gm)), "runtime": []}
+    return run
+
+
+def int64_refusing(gm: torch.fx.GraphModule, example_inputs):
+    """Right in every floating dtype; refuses to compile any graph with an int64 tensor."""
+    if any(isinstance(_value(n), torch.Tensor) and _value(n).dtype == torch.int64 for n in gm.graph.nodes):
+        raise RuntimeError("no int64 kernels")
+    return Executed(gm)
+
+
+def crashing_on_infinity(gm: torch.fx.GraphModule, example_inputs):
+    """Right, except that a floating input holding an infinity kills the process (SIGFPE), as a compiled
+    integer division by zero does."""
+    def run(*inputs):
+        if any(isinstance(t, torch.Tensor) and t.is_floating_point() and torch.isinf(t).any() for t in inputs):
+            os.kill(os.getpid(), signal.SIGFPE)
+        return gm.forward(*inputs)
+
+    run.executed_ops = lambda: {"target": sorted(_qualified(gm)), "runtime": []}
+    return run
+
+
+def loud(gm: torch.fx.GraphModule, example_inputs):
+    """Right, and prints a megabyte at every compile, as native code does (straight to the descriptor): one
+    line many times over, then lines that never repeat."""
+    os.write(2, b"warning: falling back to the slow path\n" * 8192)
+    os.write(2, b"".join(os.urandom(48).hex().encode() + b"\n" for _ in range(7000)))
+    return Executed(gm)
+

@@ -52,6 +52,38 @@ def test_a_crash_and_a_hang_cost_their_own_cases_only(tmp_path):
     assert verdicts(two) == verdicts(one)
 
 
+def test_a_backend_that_poisons_its_process_fails_only_its_own_case(tmp_path):
+    # after floor fails, every call in that process fails: the worker is replaced, so no other case inherits it,
+    # whatever the order, the number of workers or --isolate
+    args = ["--backend", "conform_faults:poisoning", "--ops", "abs,ceil,floor,neg,relu,trunc", "--no-expectations"]
+    runs = {name: conform(tmp_path / f"{name}.json", *args, *extra)[1]
+            for name, extra in {"one": ["-j", "1"], "two": ["-j", "2"], "shuffled": ["-j", "1", "--shuffle", "3"],
+                                "isolated": ["-j", "1", "--isolate"]}.items()}
+    statuses = {r["op"]: r["status"] for r in runs["one"]["results"]}
+    assert statuses == {"aten::abs": "pass", "aten::ceil": "pass", "aten::floor": "run-error", "aten::neg": "pass",
+                        "aten::relu": "pass", "aten::trunc": "pass"}
+    assert all(verdicts(run) == verdicts(runs["one"]) for run in runs.values())
+    assert [c["count"] for c in runs["one"]["root_causes"]] == [1]
+    # its own diagnostic, printed to stderr, is in the record and the repro, not only in the log
+    floor = next(r for r in runs["two"]["results"] if r["op"] == "aten::floor")
+    assert "kernel launch failed. See diagnostics." in floor["message"]
+    assert any("no kernel for this rounding mode" in line for line in floor["diagnostic"])
+    assert "no kernel for this rounding mode" in Path(floor["repro_file"]).read_text()
+
+
+def test_a_backend_that_prints_a_megabyte_per_compile_leaves_a_bounded_log(tmp_path):
+    from opspec.conform import torch_logs
+
+    code, report = conform(tmp_path / "r.json", "--backend", "conform_faults:loud", "--ops", "abs,neg,relu",
+                           "-j", "2", "--no-expectations")
+    printed = sum(r["log"]["bytes"] for r in report["results"])
+    assert code == 0 and printed > 3 * 2**20  # a megabyte per compile, every case compiled
+    assert all(r["log"]["cut_bytes"] and r["log"]["repeated_lines"] >= 8191 for r in report["results"])
+    log = (tmp_path / "r.log").stat().st_size
+    assert log < 3 * torch_logs.CASE_CAP + 64 * 1024, log
+    assert not (tmp_path / "r.log.parts").exists() or not any((tmp_path / "r.log.parts").iterdir())
+
+
 def test_without_isolate_a_crash_stops_the_pool_and_keeps_what_finished(tmp_path, capsys):
     path = tmp_path / "r.json"
     code, _ = conform(path, "--backend", "conform_faults:faulty", "--ops", "relu,sin,ceil,trunc,neg", "-j", "2",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -109,36 +110,50 @@ def test_a_delegates_pass_is_the_delegates_and_the_runtimes_right_answers_are_un
     assert report["executed"]["target"] == 1 and report["executed"]["runtime"] == 1 and code == 0
 
 
-def test_rows_in_another_dtype_do_not_decide_who_computed_the_case(tmp_path):
-    """remainder's float32 case also holds the backend to its integer rows; the delegate leaves those to its
-    runtime, which says nothing of float32: the case is the delegate's pass, every row run."""
-    code, report = run(tmp_path, "float_delegate", "remainder.Tensor")
-    record = report["results"][0]
-    assert (record["status"], record["executed"]) == ("pass", "target"), record.get("message")
-    assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0 and code == 0
-    # the integer rows run in one program of their own, whose evidence is set aside: one program more
-    # than the drawn calls'
-    _, bare = run(tmp_path, "float_delegate", "remainder.Tensor", "--no-special-cases")
-    assert record["compiles"] == bare["results"][0]["compiles"] + 1
+def test_a_case_runs_the_rows_of_its_own_dtype_only(tmp_path):
+    """A backend with no int64 kernels: remainder's float32 case passes, every one of its rows float32; its int64
+    rows belong to the int64 case, which fails on them or on a drawn call and says which."""
+    code, report = run(tmp_path, "int64_refusing", "remainder.Tensor", "--dtypes", "float32", "int64")
+    results = {r["dtype"]: r for r in report["results"]}
+    floating, integer = results["float32"], results["int64"]
+    assert (floating["status"], floating["executed"]) == ("pass", "target"), floating.get("message")
+    assert floating["special_cases"]["run"] == floating["special_cases"]["rows"] > 0
+    assert integer["status"] == "compile-error" and "no int64 kernels" in integer["message"]
+    assert integer["decided_by"].startswith(("drawn example", "special case")) and code == 1
+    # float32 alone: the int64 rows do not run at all
+    _, alone = run(tmp_path, "int64_refusing", "remainder.Tensor")
+    assert alone["results"][0]["status"] == "pass"
 
 
 def test_rows_take_sizes_as_dynamic_as_the_run(tmp_path):
-    """A backend wrong only where a bool tensor's size is symbolic: add.Tensor's bool row, run in the float32
-    case, is compiled with the run's dynamic sizes and fails naming the row; with --static it passes."""
-    _, report = run(tmp_path, "wrong_with_symbolic_bool_sizes", "add.Tensor")
+    """A backend wrong only where a bool tensor's size is symbolic: add.Tensor's bool row, run in the bool case,
+    is compiled with the run's dynamic sizes and fails naming the row; with --static it passes."""
+    _, report = run(tmp_path, "wrong_with_symbolic_bool_sizes", "add.Tensor", "--dtypes", "bool")
     record = report["results"][0]
     assert record["status"] == "fail" and record["special_case"]["dtype"] == "bool", record.get("message")
-    _, static = run(tmp_path, "wrong_with_symbolic_bool_sizes", "add.Tensor", "--static")
+    assert record["decided_by"].startswith("special case ")
+    _, static = run(tmp_path, "wrong_with_symbolic_bool_sizes", "add.Tensor", "--dtypes", "bool", "--static")
     assert static["results"][0]["status"] == "pass", static["results"][0].get("message")
 
 
-def test_what_rows_in_another_dtype_show_does_not_make_a_silent_case_a_pass(tmp_path):
+def test_each_dtype_is_judged_by_what_its_own_programs_show(tmp_path):
     """The backend says who ran its integer programs and nothing of its float32 ones: the float32 case stays
-    unverified, though the backend vouched for the program of its integer rows."""
-    _, report = run(tmp_path, "telling_for_integers_only", "remainder.Tensor")
+    unverified, the int64 case is the target's."""
+    _, report = run(tmp_path, "telling_for_integers_only", "remainder.Tensor", "--dtypes", "float32", "int64")
+    results = {r["dtype"]: r for r in report["results"]}
+    assert (results["float32"]["status"], results["float32"]["executed"]) == ("unverified", "unknown")
+    assert (results["int64"]["status"], results["int64"]["executed"]) == ("pass", "target")
+
+
+def test_a_crash_repro_crashes(tmp_path):
+    """A backend that dies on an infinity: the case is a crash, and its repro, run alone, dies the same way."""
+    code, report = run(tmp_path, "crashing_on_infinity", "remainder.Tensor", "--isolate", "--timeout", "120")
     record = report["results"][0]
-    assert (record["status"], record["executed"]) == ("unverified", "unknown"), record.get("evidence")
-    assert record["special_cases"]["run"] == record["special_cases"]["rows"] > 0
+    assert record["status"] == "crash" and "SIGFPE" in record["message"], record.get("message")
+    assert record["decided_by"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, record["repro_file"]], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == -signal.SIGFPE, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def test_a_backend_returning_the_graph_it_was_handed_executed_nothing(tmp_path):

@@ -13,7 +13,7 @@ CASE = Case("aten::sign", "float32", "cpu")
 
 def _row(expect, line=3, op="aten::sign", inputs=("nan", -3.0, 2.0)):
     return SpecialCase(op=op, says="The sign of NaN is 0.", klass="nan", inputs={"self": list(inputs)},
-                       expect=expect, mark=Mark("pointwise-unary.yaml", line, 1), has_expect=True)
+                       expect=expect, mark=Mark("pointwise-unary.yaml", line, 1), has_expect=True, id=f"sign-nan-{line}")
 
 
 class Backend:
@@ -36,7 +36,7 @@ def test_a_row_the_backend_breaks_fails_the_case_naming_the_row(monkeypatch):
     nan_kept = Backend(lambda x: torch.where(x.isnan(), x, torch.sign(x)))
     failed, run, _ = special_rows.check(nan_kept, _sign_op(), CASE, {}, budget=2)
     assert failed["status"] == "fail"
-    assert "pointwise-unary.yaml:3" in failed["message"] and "The sign of NaN is 0." in failed["message"]
+    assert "pointwise-unary.yaml#sign-nan-3" in failed["message"] and "The sign of NaN is 0." in failed["message"]
     assert run.row.mark.line == 3
 
 
@@ -170,7 +170,7 @@ def test_a_row_the_shared_program_gets_wrong_runs_again_without_the_others_and_f
     backend = _Dispatching("nan-kept")
     (failed, run, _), drawn = _ride(backend, (_row([[-1.0, 1.0], [1.0, 0.0]], **SQUARE), _row([0.0, -1.0, 1.0])),
                                     monkeypatch)
-    assert failed["status"] == "fail" and "pointwise-unary.yaml:3" in failed["message"]
+    assert failed["status"] == "fail" and "pointwise-unary.yaml#sign-nan-3" in failed["message"]
     # alone, on the drawn program its compile key matches (the repro rebuilds that program), no compile of its own
     assert run.row.mark.line == 3 and run.compiled_for is drawn and backend.compiles == 1
 
@@ -216,22 +216,26 @@ def test_rows_that_cannot_share_a_program_still_run_beyond_the_compile_budget(op
     assert record["special_cases"]["run"] == record["special_cases"]["rows"]
 
 
-def test_a_row_in_other_dtypes_runs_in_the_first_and_last_it_lists_so_a_wide_type_is_held_too(monkeypatch):
+def test_a_row_runs_in_the_cases_of_its_own_dtypes_only(monkeypatch):
+    """An integer row belongs to the integer cases: a float32 case never runs it, so a backend's float32 verdict
+    never comes from an int64 program; the int64 case holds the backend to it."""
     row = SpecialCase(op="aten::mul.Tensor", says="Signed integer multiplication wraps around.", klass="integer",
                       inputs={"self": ["max"], "other": [2]}, dtypes=("int8", "int16", "int32", "int64"), expect=[-2],
                       mark=Mark("pointwise-binary.yaml", 7, 1), has_expect=True)
     monkeypatch.setattr(special_rows, "all_rows", lambda: {"aten::mul.Tensor": (row,)})
-    op, case = _sign_op("aten::mul.Tensor"), Case("aten::mul.Tensor", "float32", "cpu")
-    assert [run.dtype for run in special_rows.rows_for(op, "float32", "cpu")] == ["int8", "int64"]
-    assert special_rows.rows_for(op, "float64", "cpu") == []  # the anchor case holds them, once
+    op = _sign_op("aten::mul.Tensor")
+    assert special_rows.rows_for(op, "float32", "cpu") == [] and special_rows.rows_for(op, "float64", "cpu") == []
+    assert [run.dtype for run in special_rows.rows_for(op, "int64", "cpu")] == ["int64"]
 
     def through_double(a, b):  # exact while products fit a double's 53 bits: int8 wraps right, int64 does not
         if a.dtype == torch.int64:
             return (a.double() * b.double()).to(torch.int64)
         return a * b
-    failed, run, _ = special_rows.check(Backend(through_double), op, case, {}, budget=2)
-    assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
-    assert special_rows.check(Backend(), op, case, {}, budget=2)[0] is None
+    for dtype, fails in (("int64", True), ("int8", False), ("float32", False)):
+        failed, run, _ = special_rows.check(Backend(through_double), op, Case("aten::mul.Tensor", dtype, "cpu"), {},
+                                            budget=2)
+        assert (failed is not None) == fails, dtype
+        assert not fails or (failed["status"] == "fail" and run.dtype == "int64")
 
 
 def test_a_backend_with_declared_evidence_pays_one_program_for_its_rows_at_most():
@@ -247,7 +251,7 @@ def test_a_backend_with_declared_evidence_pays_one_program_for_its_rows_at_most(
     assert defaults["compiles"] <= without["compiles"] + 1
 
 
-def test_where_evidence_is_declared_rows_in_other_dtypes_ride_too_and_a_wrong_one_still_fails(monkeypatch):
+def test_rows_ride_on_the_cases_drawn_program_and_a_wrong_one_still_fails(monkeypatch):
     row = SpecialCase(op="aten::mul.Tensor", says="Signed integer multiplication wraps around.", klass="integer",
                       inputs={"self": ["max"], "other": [2]}, dtypes=("int8", "int64"), expect=[-2],
                       mark=Mark("pointwise-binary.yaml", 7, 1), has_expect=True)
@@ -255,32 +259,26 @@ def test_where_evidence_is_declared_rows_in_other_dtypes_ride_too_and_a_wrong_on
     from opspec.conform import cases
     from opspec.testing.strategies import Call
 
-    op, case = _sign_op("aten::mul.Tensor"), Case("aten::mul.Tensor", "float32", "cpu")
-
-    class Declared(Backend):
-        def static_evidence(self):
-            return object()  # what its programs show is not read
+    op, case = _sign_op("aten::mul.Tensor"), Case("aten::mul.Tensor", "int64", "cpu")
 
     def through_double(*tensors):  # every call of the graph: int64 products through float64
-        outs = []
-        for a, b in zip(tensors[::2], tensors[1::2]):
-            outs.append((a.double() * b.double()).to(torch.int64) if a.dtype == torch.int64 else a * b)
+        outs = [(a.double() * b.double()).to(torch.int64) for a, b in zip(tensors[::2], tensors[1::2])]
         return tuple(outs) if len(outs) > 1 else outs[0]
-    for backend, rides in ((Declared(through_double), 2), (Backend(through_double), 0)):
-        ride = special_rows.Ride(backend, op, case)
-        assert len(ride.units) == rides  # undeclared: the int8 and int64 rows keep a program of their own
-        drawn = cases.Example.of(Call("aten::mul.Tensor", (torch.tensor([1.5]), torch.tensor([2.0])), {}))
-        program = ride.compile(drawn.program(), drawn.fresh_inputs())
-        assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([3.0]))
-        failed, run, _ = special_rows.check(backend, op, case, {drawn.key: program}, budget=0, ride=ride,
-                                            built_by={drawn.key: drawn})
-        assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
+    backend = Backend(through_double)
+    ride = special_rows.Ride(backend, op, case)
+    assert len(ride.units) == 1
+    drawn = cases.Example.of(Call("aten::mul.Tensor", (torch.tensor([3]), torch.tensor([2])), {}))
+    program = ride.compile(drawn.program(), drawn.fresh_inputs())
+    assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([6]))
+    failed, run, _ = special_rows.check(backend, op, case, {drawn.key: program}, budget=0, ride=ride,
+                                        built_by={drawn.key: drawn})
+    assert failed is not None and failed["status"] == "fail" and run.dtype == "int64"
 
 
-def test_rows_riding_where_evidence_is_declared_take_the_runs_dynamic_sizes(monkeypatch):
-    """add.Tensor's bool row rides on the float32 drawn program of a declared backend compiling with dynamic
-    shapes; a backend wrong only with symbolic bool sizes (Inductor's bool sum with an alpha, torch 2.10+) fails it,
-    where static sizes for riding rows would hide it."""
+def test_riding_rows_take_the_runs_dynamic_sizes(monkeypatch):
+    """add.Tensor's bool row rides on the bool case's drawn program of a backend compiling with dynamic shapes; a
+    backend wrong only with symbolic bool sizes (Inductor's bool sum with an alpha, torch 2.10+) fails it, where
+    static sizes for riding rows would hide it."""
     from conform_faults import wrong_with_symbolic_bool_sizes
 
     from opspec.conform import cases
@@ -295,13 +293,13 @@ def test_rows_riding_where_evidence_is_declared_take_the_runs_dynamic_sizes(monk
             torch._dynamo.reset()
             return torch.compile(program, backend=wrong_with_symbolic_bool_sizes, dynamic=True)
 
-    op, case = _sign_op("aten::add.Tensor"), Case("aten::add.Tensor", "float32", "cpu")
+    op, case = _sign_op("aten::add.Tensor"), Case("aten::add.Tensor", "bool", "cpu")
     backend = DeclaredDynamic()
     ride = special_rows.Ride(backend, op, case)
     assert any(u[0].inputs[0].dtype == torch.bool for u in ride.units)  # the bool row rides
-    drawn = cases.Example.of(Call("aten::add.Tensor", (torch.tensor([1.5, 2.0]), torch.tensor([2.0, 1.0])), {}))
+    drawn = cases.Example.of(Call("aten::add.Tensor", (torch.tensor([True, False]), torch.tensor([False, False])), {}))
     program = ride.compile(drawn.program(), drawn.fresh_inputs())
-    assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([3.5, 3.0]))
+    assert torch.equal(program(*drawn.fresh_inputs()), torch.tensor([True, False]))
     failed, run, _ = special_rows.check(backend, op, case, {drawn.key: program}, budget=0, ride=ride,
                                         built_by={drawn.key: drawn})
     assert failed is not None and failed["status"] == "fail" and run.dtype == "bool", failed

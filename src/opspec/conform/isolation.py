@@ -5,9 +5,26 @@ replacement after a crash starts in well under a second. The parent sends one
 case at a time and waits ``timeout`` seconds for its record: a worker that dies
 gives ``crash`` (with the signal), one that does not answer is killed (with the
 process group it leads, compile helpers included) and gives ``timeout``.
+
+Faults stay with the case that caused them. A worker whose case did not end
+cleanly (fail, compile-error, run-error, crash, timeout), or in which a program
+shared by several calls failed and was set aside, is replaced before its next
+case: a compiler that poisons its process after one failure (every later call
+raising the same error) would otherwise hand that error to whichever case ran next
+on that worker, and verdicts would depend on order and ``-j``. So every case starts
+in a process that has seen only clean cases.
+
+Inside a case the same holds once more: a failing case (not a timeout, which would
+cost its limit again) runs a second time in a fresh worker *alone*: every drawn
+example and row in a program of its own, its repro written before it runs. That
+run's record is the one kept: the first unit that fails by itself, in a process
+nothing failed in before, whose repro replays it (a crash's repro is the row or
+example that crashed). Where the first run said otherwise (a program shared by
+several rows failed), the record keeps it as ``first_run``.
 """
 from __future__ import annotations
 
+import ast
 import multiprocessing
 import os
 import signal
@@ -18,9 +35,14 @@ from typing import Any
 from opspec.conform import attribution, torch_logs
 from opspec.conform.backends import UnknownBackend
 from opspec.conform.cases import Case
-from opspec.conform.runner import WARM_OPSET, CaseRunner, Settings
+from opspec.conform.runner import TAINTED, WARM_OPSET, CaseRunner, Settings
 
 STARTUP_TIMEOUT_S = 300.0  # importing torch and resolving the backend, on a loaded machine
+# a worker's raw outcomes after which it is not trusted with another case (a clean one leaves it in use)
+REPLACE_AFTER = ("fail", "compile-error", "run-error", "crash", "timeout")
+CONFIRM = ("fail", "compile-error", "run-error", "crash")  # run again alone in a fresh worker before recorded
+DIAGNOSTIC_HEADER = "# what the backend printed while the case ran (first lines; all of it in the run's log):"
+POLL_S = 0.5  # how often the parent looks at a running case's output (a runaway one is cut: torch_logs.rein_in)
 _context = None
 
 
@@ -78,13 +100,43 @@ def _serve(connection, settings: Settings) -> None:
             return
         if message is None:
             return
+        if isinstance(message, tuple) and message[0] == "alone":  # ("alone", case): a failure confirmed
+            connection.send(("record", _captured_run(runner, Case(**message[1]), True, settings)))
+            continue
         if isinstance(message, tuple):  # ("attribute", case, record, repro): a lost case's example, re-checked
             _, case, record, repro = message
             blame = runner.attribute_lost(Case(**case), record, repro,
                                           lambda layer, name: connection.send(("layer", (layer, name))))
             connection.send(("blame", blame))
             continue
-        connection.send(("record", runner.run(Case(**message))))
+        connection.send(("record", _captured_run(runner, Case(**message), False, settings)))
+
+
+def _captured_run(runner: CaseRunner, case: Case, alone: bool, settings: Settings) -> dict[str, Any]:
+    """The case's record, what it printed captured, bounded and appended to the log (torch_logs.settle)."""
+    if not settings.log_file:
+        return runner.run(case, alone=alone)
+    part = torch_logs.part_path(settings.log_file, case.id)
+    with torch_logs.captured(part, settings.log_file):
+        record = runner.run(case, alone=alone)
+    settled = torch_logs.settle(part, settings.log_file, f"{case.op} {case.dtype} {case.device}")
+    return with_log(record, settled)
+
+
+def with_log(record: dict[str, Any], settled: torch_logs.Settled) -> dict[str, Any]:
+    """The record with what its case printed: the amount and what was cut, and for a failure the first lines,
+    in the record and at the head of its repro, where whoever replays it reads them."""
+    if settled.bytes:
+        record["log"] = settled.as_dict()
+    if record.get("status") in REPLACE_AFTER and settled.head:
+        record["diagnostic"] = settled.head
+        if record.get("repro"):
+            lines = record["repro"].split("\n")
+            comment = [DIAGNOSTIC_HEADER, *(f"#   {line}" for line in settled.head)]
+            record["repro"] = "\n".join([lines[0], *comment, *lines[1:]])
+            if record.get("repro_file") and Path(record["repro_file"]).is_file():
+                Path(record["repro_file"]).write_text(record["repro"], encoding="utf-8")
+    return record
 
 
 class Isolated:
@@ -126,27 +178,66 @@ class Isolated:
         self.description = payload
 
     def run(self, case: Case) -> dict[str, Any]:
+        record = self._run(case, alone=False)
+        if record["status"] not in CONFIRM or record.get("message", "").startswith("device fault"):
+            return record  # a device fault is replayed nowhere: the device, not the case, decided it
+        first = {"status": record["status"], "message": record.get("message", "")}
+        duration = record.get("duration_s", 0.0)
+        record = self._run(case, alone=True)
+        record["duration_s"] = round(duration + record.get("duration_s", 0.0), 3)
+        if (record["status"], record.get("message", "")) != (first["status"], first["message"]):
+            record["first_run"] = first
+        return record
+
+    def _run(self, case: Case, alone: bool) -> dict[str, Any]:
         if self.process is None:
             self._start()
         started = time.perf_counter()
         assert self.connection is not None
-        self.connection.send(case.as_dict())
-        ready = self.connection.poll(self.timeout)
+        self.connection.send(("alone", case.as_dict()) if alone else case.as_dict())
+        part = torch_logs.part_path(self.settings.log_file, case.id) if self.settings.log_file else None
+        ready, cut = self._wait(part)
         elapsed = round(time.perf_counter() - started, 3)
         if ready:
             try:
                 kind, record = self.connection.recv()
-                if record.get("status") == "crash":  # a device fault: the worker's device context is poisoned
-                    self._kill()
-                    self.restarts += 1
-                return record
             except (EOFError, ConnectionError):
                 code = self._reap()
-                return self._lost(case, "crash", f"worker died: {_exit_reason(code)}", elapsed)
+                return self._settled(self._lost(case, "crash", f"worker died: {_exit_reason(code)}", elapsed,
+                                                attribute=alone), case, part, cut)
+            if cut and "log" in record:  # the parent cut a runaway capture the worker then settled
+                record["log"]["bytes"] += cut
+                record["log"]["cut_bytes"] += cut
+            if record.pop(TAINTED, False) or record.get("status") in REPLACE_AFTER:
+                self._kill()  # the next case gets a process no failure has touched
+                self.restarts += 1
+            return record
         self._kill()
-        return self._lost(case, "timeout", f"no result within {self.timeout:g}s; worker killed", elapsed)
+        return self._settled(self._lost(case, "timeout", f"no result within {self.timeout:g}s; worker killed", elapsed),
+                             case, part, cut)
 
-    def _lost(self, case: Case, status: str, message: str, elapsed: float) -> dict[str, Any]:
+    def _wait(self, part: Path | None) -> tuple[bool, int]:
+        """(whether the worker answered within the timeout, bytes of its capture cut meanwhile)."""
+        assert self.connection is not None
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        cut = 0
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False, cut
+            if self.connection.poll(POLL_S if left is None else min(POLL_S, left)):
+                return True, cut
+            if part is not None:
+                cut += torch_logs.rein_in(part)
+
+    def _settled(self, record: dict[str, Any], case: Case, part: Path | None, cut: int) -> dict[str, Any]:
+        """A lost case's capture, which its worker did not live to settle, settled here."""
+        if part is None or not (part.exists() or part.with_suffix(".head").exists()):
+            return record
+        settled = torch_logs.settle(part, self.settings.log_file, f"{case.op} {case.dtype} {case.device}", cut)
+        return with_log(record, settled)
+
+    def _lost(self, case: Case, status: str, message: str, elapsed: float, attribute: bool = True) -> dict[str, Any]:
         self.restarts += 1
         record = {**case.as_dict(), "status": status, "message": message, "examples": 0, "compiles": 0,
                   "duration_s": elapsed, **attribution.unchecked(status).as_dict(),
@@ -157,7 +248,9 @@ class Isolated:
             if repro.is_file():
                 record["repro"] = repro.read_text(encoding="utf-8")
                 record["repro_file"] = str(repro)
-                record.update(self._attribute(case, record, repro))
+                record.update(decided_by(record["repro"]))
+                if attribute:  # a first run's crash is run again alone, which attributes it
+                    record.update(self._attribute(case, record, repro))
         return record
 
     def _attribute(self, case: Case, record: dict[str, Any], repro: Path) -> dict[str, str]:
@@ -182,6 +275,7 @@ class Isolated:
                 lost = "crash"
                 break
             if kind == "blame":
+                self._kill()  # it replayed a failing example: not trusted with the next case either
                 return payload
             layer = payload
         if layer is None:
@@ -220,6 +314,22 @@ class Isolated:
             if self.process.is_alive():
                 self._kill()
         self._reap()
+
+
+def decided_by(repro: str) -> dict[str, Any]:
+    """What a lost case was running, from the repro it wrote before it ran it (its ``CASE = {...}`` line)."""
+    line = next((line for line in repro.splitlines() if line.startswith("CASE = ")), None)
+    try:
+        described = ast.literal_eval(line.removeprefix("CASE = ")) if line else {}
+    except (ValueError, SyntaxError):
+        described = {}
+    if "special_case" in described:
+        return {"decided_by": f"special case {described['special_case']} ({described['row_dtype']})",
+                "special_case": {"row": described["special_case"], "says": described.get("row_says", ""),
+                                 "dtype": described["row_dtype"]}}
+    if "accuracy_samples" in described:
+        return {"decided_by": "accuracy program"}
+    return {"decided_by": "a drawn example (the repro's)"} if described else {}
 
 
 def _exit_reason(code: int | None) -> str:

@@ -228,6 +228,9 @@ def execute(prepared: Prepared, out: TextIO | None = None) -> int:
         print("\n" + "\n".join(functionalization.summary_lines(final["functionalization"])), file=out)
     if not any(repro_dir.iterdir()):
         repro_dir.rmdir()
+    parts = Path(f"{log_file}.parts")  # where each case's output was captured while it ran: settled into the log
+    if parts.is_dir() and not any(parts.iterdir()):
+        parts.rmdir()
     print(f"\nreport: {plan.report_path}" + (f"\nrepros: {repro_dir}/" if repro_dir.exists() else "")
           + (f"\ntorch's log: {log_file}" if log_file.exists() else ""), file=out)
     return code

@@ -79,6 +79,7 @@ class Settings:
 
 
 WARM_OPSET = "OPSPEC_WARM_OPSET"  # the opset version the workers' forkserver preloads
+TAINTED = "_worker_tainted"  # a record's mark for its worker's parent, taken off before the record is kept
 
 
 @functools.lru_cache(maxsize=None)
@@ -91,11 +92,17 @@ class CaseRunner:
         self.settings = settings
         self.opset = cached_opset(settings.opset)
         self.backend = backends.resolve(settings.backend, self.opset, dynamic=settings.dynamic)
-        if settings.log_file:
-            torch_logs.to_file(settings.log_file)
+        self.alone = False
+        if settings.log_file:  # the worker points stderr at the log, or at the running case's capture
+            torch_logs.to_stderr()
 
-    def run(self, case: Case) -> dict[str, Any]:
+    def run(self, case: Case, alone: bool = False) -> dict[str, Any]:
+        """The case's record. ``alone``: nothing shares a program (no rows riding on a drawn program, no rows
+        batched or run together), and the repro of each drawn example and row is written before it runs: the
+        run that confirms a failure, so its record is the first unit that fails on its own, replayable alone."""
         started = time.perf_counter()
+        self.alone = alone
+        swallowed = special_rows.swallowed[0]
         torch._dynamo.reset()  # fresh dynamo state: no case sees another's caches or recompile counts
         compiles_before = self.backend.compiles
         self.backend.handed, self.backend.front_end, self.backend.delegated = set(), [], set()
@@ -138,6 +145,8 @@ class CaseRunner:
             record.update(self._blame(case, record).as_dict())
         if self.backend.delegated:
             record["delegated_ops"] = sorted(self.backend.delegated)
+        if special_rows.swallowed[0] != swallowed:  # a shared program failed and was set aside: the process may
+            record[TAINTED] = True                  # carry that failure, so it takes no further case
         record["duration_s"] = round(time.perf_counter() - started, 3)
         return record
 
@@ -228,8 +237,10 @@ class CaseRunner:
         rows_on = self.settings.special_cases and not self.settings.inputs and \
             (checker is None or op.name in properties.DETERMINED)
         # the rows in the case's dtype ride on the first drawn program, so they cost no compile of their own
-        ride = special_rows.Ride(self.backend, op, case) if rows_on and not examples[0].written else None
-        for example in examples:
+        alone = self.alone
+        ride = special_rows.Ride(self.backend, op, case) if rows_on and not examples[0].written and not alone \
+            else None
+        for number, example in enumerate(examples, 1):
             source = self.repro(example, case, seed, built_by.setdefault(example.key, example))
             if repro_file is not None:  # before it runs: a crash leaves the inputs that caused it
                 atomic.write_text(repro_file, source)
@@ -262,6 +273,7 @@ class CaseRunner:
                 if repro_file is not None:
                     outcome["repro_file"] = str(repro_file)
                 outcome["examples"] = len(verdicts) + 1
+                outcome["decided_by"] = f"drawn example {number} of {len(examples)}"
                 return outcome
             verdicts.append(outcome)
         rows = None
@@ -274,8 +286,14 @@ class CaseRunner:
                 level_repro, level_distance = self.repro(first, case, seed), distance
             ride.distance = 0 if distance >= ride.distance else ride.distance
         if rows_on:
+            def before(run: special_rows.RowRun) -> None:  # alone: the row's repro is on disk before it runs
+                if repro_file is not None:
+                    atomic.write_text(repro_file, self.repro(run.example, case, seed, built_by=run.compiled_for,
+                                                             row=(special_rows.where(run.row), run.dtype, run.row.says)))
+
             failed, run, rows = special_rows.check(self.backend, op, case, compiled, budget=0 if ride else
-                                                   self.settings.max_compiles, built_by=built_by, ride=ride)
+                                                   self.settings.max_compiles, built_by=built_by, ride=ride,
+                                                   before=before if alone else None)
             if failed is not None:
                 self.failing = (run.example, run.compiled_for or run.example)
                 row = (special_rows.where(run.row), run.dtype, run.row.says) if run.row is not None else None
@@ -287,6 +305,8 @@ class CaseRunner:
                 failed["examples"] = len(verdicts)
                 if row is not None:  # a batch of rows that errs as one call is judged as an input, not a row
                     failed["special_case"] = {"row": row[0], "says": row[2], "dtype": run.dtype}
+                failed["decided_by"] = f"special case {row[0]} ({run.dtype})" if row is not None else \
+                    f"special-case rows run as one call ({run.dtype})"
                 return failed
             if run is not None and run.distance > level_distance:  # a row's program ran it farther from the target
                 level_repro = self.repro(run.example, case, seed, built_by=run.compiled_for,
@@ -326,6 +346,7 @@ class CaseRunner:
             return verdict
         self.failing, self.failing_accuracy = None, contract
         failed = {**verdict.failed, "accuracy": verdict.section, "examples": len(verdicts),
+                  "decided_by": "accuracy program",
                   "repro": self.accuracy_repro(case, seed, verdict.section)}
         if repro_file is not None:
             atomic.write_text(repro_file, failed["repro"])

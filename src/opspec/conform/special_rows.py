@@ -7,20 +7,15 @@ the row's latitude allowed and named). A row's call becomes an example like a dr
 one. The rows in the case's dtype ride on the case's first drawn program (:class:`Ride`):
 the backend compiles one graph holding the drawn call and every row's call, so they cost
 no compile of their own, which is what keeps a default run's time near what it was
-without them. Where the backend's evidence is declared (its kernels are PyTorch's by
-design, or it has no way back to PyTorch) rows in other dtypes ride too: nothing its
-programs show is read, so their calls cannot speak for the case's dtype. Rows that
-cannot ride (another dtype, a write, a ride that did not build)
+without them. Rows that cannot ride (a write, a shape query, a ride that did not build)
 are grouped by key and run on a program the case already built where one fits, else
 together, every call in one program (one more compile). A row a shared program gets
 wrong runs again alone, in a program of its own, for its verdict and its repro.
 
-Which rows run in a case: those checked in the case's dtype; the case of the op's
-anchor dtype (float32 where the op takes it, else its first) also runs the rows checked
-in no dtype the op's default run covers (integer semantics, type promotion, float64
-limits), in the first and the last dtype each lists (int8 and int64: a narrow type's
-wraparound and a wide type's precision beyond a double's), so a default float32 run
-holds the backend to them.
+Which rows run in a case: those checked in the case's dtype, and no others. A case is
+one op in one dtype: a row in int64 belongs to the int64 case and runs when that dtype
+is run (``--dtypes``), so a float32 verdict never comes from a row a backend cannot
+compile in another dtype.
 Rows that raise are left to ``opspec validate`` (a backend may refuse earlier or
 later than eager); a row torch itself fails on the installed version, or that does
 not apply to it (``applies``), is not held against the backend.
@@ -31,7 +26,7 @@ import dataclasses
 import functools
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from torch.utils import _pytree
@@ -39,6 +34,7 @@ from torch.utils import _pytree
 from opspec.conform import cases, evidence
 from opspec.conform.backends import CompileError
 from opspec.spec.errors import one_line
+from opspec.spec import row_refs
 from opspec.spec import special_cases as spec_cases
 from opspec.spec.special_cases import SpecialCase, load_special_cases
 from opspec.testing import special_cases as sc
@@ -55,59 +51,53 @@ class RowRun:
     distance: int = 0  # how far from the backend's target its program ran the op (evidence.DISTANCE)
 
 
+# failures of a shared program set aside (its units then run alone): a process that saw one may carry it
+swallowed = [0]
+
+
 @functools.lru_cache(maxsize=1)
 def all_rows() -> dict[str, tuple[SpecialCase, ...]]:
     return load_special_cases()
 
 
-def anchor_dtype(op) -> str:
-    supported = [cases.dtype_name(d) for d in strategies.dtypes_under_test(op.name, op.testing)]
-    return "float32" if "float32" in supported or not supported else supported[0]
-
-
 def rows_for(op, dtype: str, device: str) -> list[RowRun]:
-    """The rows this case holds the backend to, each as an example in the dtype it runs in."""
+    """The rows this case holds the backend to: those checked in the case's dtype, as examples in it."""
     hinted = [cases.dtype_name(d) for d in strategies.dtypes_under_test(op.name, op.testing)]
-    anchor = dtype == anchor_dtype(op)
     runs = []
     for row in all_rows().get(op.name, ()):
         if row.raises or not sc.applies(row, torch.__version__, device):
             continue
-        checked = sc.case_dtypes(row, hinted)
-        if dtype in checked:
-            row_dtypes = [dtype]
-        elif anchor and row.dtypes and not any(d in (dtype, "float32") for d in checked):
-            row_dtypes = list(dict.fromkeys((checked[0], checked[-1])))
-        else:
+        if dtype not in sc.case_dtypes(row, hinted):
             continue
-        for row_dtype in row_dtypes:
-            try:
-                args, kwargs = sc.materialize(row, op.name, row_dtype, device)
-            except Exception:  # noqa: BLE001 - a row that cannot be run is opspec validate's finding
-                continue
-            example = cases.Example.of(Call(op.name, args, kwargs))
-            if not sc.judge(row, row_dtype, _output(example, _run(example.program(), example)), latitude=False).ok:
-                continue  # torch itself gives another result here: the checker's finding, not the backend's
-            runs.append(RowRun(row, row_dtype, example))
+        try:
+            args, kwargs = sc.materialize(row, op.name, dtype, device)
+        except Exception:  # noqa: BLE001 - a row that cannot be run is opspec validate's finding
+            continue
+        example = cases.Example.of(Call(op.name, args, kwargs))
+        if not sc.judge(row, dtype, _output(example, _run(example.program(), example)), latitude=False).ok:
+            continue  # torch itself gives another result here: the checker's finding, not the backend's
+        runs.append(RowRun(row, dtype, example))
     return runs
 
 
 def where(row: SpecialCase) -> str:
-    """The row's place as the repository spells it, whichever copy of the data (checkout or wheel) was read."""
-    return f"opset/special_cases/{Path(row.mark.path).name}:{row.mark.line}"
+    """The row's citation as the repository spells it (``opset/special_cases/FILE#id``), whichever copy of the data
+    (checkout or wheel) was read."""
+    return row.cite
 
 
 def row_at(place: str, says: str | None = None, op: str | None = None) -> SpecialCase:
-    """The row :func:`where` names (a repro says which row it replays); where the data file has moved its lines
-    since, the row of that file (and of ``op``, where rows of several ops say the same) that ``says`` the same.
+    """The row :func:`where` names (a repro says which row it replays); a report written before rows had ids cites
+    ``FILE:LINE``, and finds its row by file and claim (of ``op``, where rows of several ops say the same).
     LookupError when the data has no such row."""
     rows = [row for name, found in all_rows().items() if op is None or name == op for row in found] \
         or [row for found in all_rows().values() for row in found]
+    named = row_refs.split(place)
     for row in rows:
-        if where(row) == place and (says is None or row.says == says):
+        if named == (row.file, row.id):
             return row
-    found = spec_cases.find_row(all_rows(), Path(place.rsplit(":", 1)[0]).name, says, op if op in all_rows() else None) \
-        if says is not None else None
+    file = named[0] if named else Path(place.rsplit(":", 1)[0]).name
+    found = spec_cases.find_row(all_rows(), file, says, op if op in all_rows() else None) if says is not None else None
     if found is not None:
         return found
     raise LookupError(f"no special-case row at {place}" + (f" saying {says!r}" if says else ""))
@@ -216,8 +206,7 @@ def rows_and_units(op, case: cases.Case, compiled: dict) -> tuple[list[RowRun], 
 
 
 class Ride:
-    """The rows in the case's dtype (every dtype, where the backend's evidence is declared) riding on its first
-    drawn program, as a backend for ``replay.judge``.
+    """The case's rows riding on its first drawn program, as a backend for ``replay.judge``.
 
     The first program the runner has the backend compile becomes one graph: the drawn call, then every riding
     unit's call on its own inputs, outputs flattened. Each run of it returns the drawn call's output and keeps
@@ -229,11 +218,8 @@ class Ride:
     def __init__(self, backend, op, case: cases.Case):
         self.backend = backend
         self.runs, self.all_units = rows_and_units(op, case, {})
-        # rows in other dtypes ride too where the backend's evidence is declared: who computed them cannot then
-        # speak for the case's dtype, because nothing the programs show is read
-        declared = backend.static_evidence() is not None if hasattr(backend, "static_evidence") else False
         self.units = [u for u in self.all_units if not u[0].written and u[0].call.op not in cases.SYMBOLIC
-                      and (declared or _in_dtype(u[0], case.dtype))]
+                      and _in_dtype(u[0], case.dtype)]
         self.results: list | None = None
         self.shared = None  # the program the backend built for the drawn call and the rows together
         self.distance = 0  # how far from the target the shared program ran the op (set by the runner)
@@ -259,6 +245,7 @@ class Ride:
             spec = _pytree.tree_flatten((program(*[t.clone() for t in inputs]), together(*row_inputs())))[1]
             built = self.backend.compile(shared, [*inputs, *row_inputs()])
         except Exception:  # noqa: BLE001 - the rows then run on their own; the drawn program is judged alone
+            swallowed[0] += 1
             _forget(seen, mark)
             return self.backend.compile(program, inputs)
         plain: list = []
@@ -269,6 +256,7 @@ class Ride:
                 try:
                     drawn, rows = _pytree.tree_unflatten(list(built(*tensors, *row_inputs())), spec)
                 except Exception:  # noqa: BLE001 - as above, found again by the program alone
+                    swallowed[0] += 1
                     _forget(seen, mark)  # what a program that did not run saw says nothing of the case
                     self.results = None
                     plain.append(self.backend.compile(program, list(tensors)))
@@ -288,7 +276,8 @@ def _forget(seen: list | None, mark: int) -> None:
 
 
 def check(backend, op, case: cases.Case, compiled: dict, budget: int,
-          built_by: dict | None = None, ride: Ride | None = None) -> tuple[dict | None, RowRun | None, dict]:
+          built_by: dict | None = None, ride: Ride | None = None,
+          before: Callable[[RowRun], None] | None = None) -> tuple[dict | None, RowRun | None, dict]:
     """(a failing record or None, the row it failed on, a summary); when every row holds, the middle item is the
     row (or batch of rows, as one example) whose program ran the op farthest from the backend's target (its
     runtime, or PyTorch), for the case's repro.
@@ -296,6 +285,8 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int,
     ``compiled`` maps compile keys to the programs the case already built; rows add theirs, at most
     ``budget`` new programs; rows that would need more are counted in the summary as not run. ``built_by``
     maps compile keys to the example each program was built for (rows add theirs), so a repro rebuilds it.
+    ``before``: every row runs alone, in order, with no budget, and ``before(row)`` is called first (the
+    runner writes the row's repro, so a crash leaves the row that caused it).
     """
     seen = evidence.current()
     built_by = {} if built_by is None else built_by
@@ -335,8 +326,18 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int,
                                       built_by.get(example.key), distance)]
         return failed
 
-    runs, units = (ride.runs, ride.all_units) if ride is not None else rows_and_units(op, case, compiled)
     used: list[str] = []
+    if before is not None:
+        runs = rows_for(op, case.dtype, case.device)
+        for number, run in enumerate(runs):
+            owner = built_by.get(run.example.key) if run.example.key in compiled else None
+            run = dataclasses.replace(run, compiled_for=owner if owner is not run.example else None)
+            before(run)
+            failed = run_watched((run.example, [run], None))
+            if failed is not None:
+                return failed
+        return None, (farthest[0] if farthest else None), {"rows": len(runs), "run": len(runs), "latitude": used}
+    runs, units = (ride.runs, ride.all_units) if ride is not None else rows_and_units(op, case, compiled)
     ran = 0
     if ride is not None and ride.results is not None:  # rows that rode on the drawn program: judged from it
         ridden = [u for u in units if any(u is r for r in ride.units)]
@@ -419,6 +420,8 @@ def run_unit(backend, compiled: dict, unit, used: list[str], built_by: dict | No
             return erred("compile-error", one_line(err))
     try:
         result = built(*example.fresh_inputs())
+    except CompileError as err:  # a backend that compiles at the first call (torch.compile) fails there
+        return erred("compile-error", str(err))
     except Exception as err:  # noqa: BLE001
         return erred("run-error", one_line(err))
     wrong = _wrong_rows(unit, result, used)
@@ -486,6 +489,7 @@ def _suspects(backend, units: list, used: list[str]) -> list:
     try:
         results = backend.compile(_together(examples), inputs())(*inputs())
     except Exception:  # noqa: BLE001 - whatever broke is found again unit by unit
+        swallowed[0] += 1
         return list(units)
     if not isinstance(results, (tuple, list)) or len(results) != len(units):
         return list(units)
