@@ -1,0 +1,148 @@
+"""Findings pages: what each backend gets wrong, from its expectation file (``conformance/expectations/NAME.yaml``).
+
+Every case a backend is known to fail or must not run is an expectation entry with its
+reason and who is to blame; triage writes them, conform applies them and reports count
+them. These pages show those entries as data, one page per backend, grouped by who
+failed, each entry with the cases of the published reports it covers, so a backend author
+reads a table rather than a results narrative.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from opspec.reports.site import results as results_mod
+from opspec.reports.site import sanitize
+
+FOLDER = "findings"
+# Who a finding is put on, in the order the pages show them; entries without one come last.
+BLAME_ORDER = ("backend", "frontend", "opspec", "")
+BLAME_TITLES = {"backend": "The backend", "frontend": "The torch front end", "opspec": "opspec",
+                "": "Not attributed"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    op: str
+    status: str  # xfail or skip
+    reason: str
+    attribution: str
+    limits: str  # the dtypes, devices, torch versions and hardware the entry is limited to, in words
+    cases: tuple[results_mod.Record, ...]  # the published cases it covers
+
+
+@dataclass(frozen=True)
+class BackendFindings:
+    backend: str
+    source: str  # the expectation file, relative to the checkout
+    measured_with: str
+    description: str
+    findings: tuple[Finding, ...]
+    reports: tuple[str, ...]  # names of the published reports of the backend
+
+
+def read(folder: Path, root: Path, results: results_mod.Results) -> tuple[list[BackendFindings], list[str]]:
+    """Each expectation file of ``folder`` that names a backend; problems (unreadable files) as lines."""
+    out, problems = [], []
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+            problems.append(f"{path}: not readable as YAML: {sanitize.inline(str(err).splitlines()[0])}")
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("expectations"), list) or not data.get("backend"):
+            continue
+        backend = str(data["backend"])
+        records = [r for r in results.records if r.backend == backend and r.status in ("xfail", "skip")]
+        findings = tuple(_finding(entry, records) for entry in data["expectations"] if isinstance(entry, dict))
+        out.append(BackendFindings(
+            backend=backend, source=path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name,
+            measured_with=str(data.get("measured_with") or ""), description=" ".join(str(data.get("description") or "").split()),
+            findings=findings, reports=tuple(sorted({r.name for r in results.reports if r.backend == backend}))))
+    return out, problems
+
+
+def _finding(entry: dict, records: list[results_mod.Record]) -> Finding:
+    reason = " ".join(str(entry.get("reason") or "").split())
+    status = str(entry.get("status") or "")
+    limits = [f"{key}: {', '.join(map(str, entry[key]))}" for key in ("dtypes", "devices", "hardware") if entry.get(key)]
+    if entry.get("torch"):
+        limits.append(f"torch {entry['torch']}")
+    if entry.get("tests"):
+        limits.append(f"tests: {', '.join(map(str, entry['tests']))}")
+    # a published case belongs to the entry whose reason it carries (conform copies the first matching entry's)
+    cases = tuple(r for r in records if r.status == status and " ".join(r.reason.split()) == reason)
+    return Finding(op=str(entry.get("op") or ""), status=status, reason=reason,
+                   attribution=str(entry.get("attribution") or ""), limits="; ".join(limits), cases=cases)
+
+
+def pages(backends: list[BackendFindings], op_link: Callable[[str, str], str],
+          case_link: Callable[[results_mod.Record, str], str]) -> dict[str, str]:
+    """``findings/index.md`` and one page per backend."""
+    out = {f"{FOLDER}/index.md": _index(backends)}
+    for item in backends:
+        out[f"{FOLDER}/{_slug(item.backend)}.md"] = _page(item, op_link, case_link)
+    return out
+
+
+def _slug(backend: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in backend.lower())
+
+
+def _counts(item: BackendFindings) -> dict[str, int]:
+    counts = {who: sum(1 for f in item.findings if f.attribution == who) for who in BLAME_ORDER}
+    for f in item.findings:
+        if f.attribution not in counts:
+            counts[f.attribution] = counts.get(f.attribution, 0) + 1
+    return counts
+
+
+def _index(backends: list[BackendFindings]) -> str:
+    lines = ["---", "title: Backend findings", "---", "", "# Backend findings", "",
+             "What each backend is known to get wrong: the entries of its expectation file, each with who failed "
+             "(the backend, the torch front end before it, or opspec) and why. `xfail` cases run and are "
+             "expected to fail; `skip` cases are not run (they crash or hang the backend). A case that starts "
+             "passing is reported as `xpass`, so an entry that no longer holds shows in the next run.", ""]
+    if not backends:
+        return "\n".join(lines + ["No expectation files in this checkout.", ""])
+    lines += ["| Backend | Entries | Backend's own | Front end | opspec | Cases in published reports |",
+              "|---|---|---|---|---|---|"]
+    for item in backends:
+        counts = _counts(item)
+        cases = sum(len(f.cases) for f in item.findings)
+        lines.append(f"| [{sanitize.cell(item.backend)}]({_slug(item.backend)}.md) | {len(item.findings)} | "
+                     f"{counts['backend']} | {counts['frontend']} | {counts['opspec']} | {cases} |")
+    return "\n".join(lines + [""])
+
+
+def _page(item: BackendFindings, op_link, case_link) -> str:
+    lines = ["---", f"title: 'Findings: {item.backend}'", "search:", "  exclude: true", "---", "",
+             f"# What {sanitize.inline(item.backend)} gets wrong", "",
+             f"From `{sanitize.inline(item.source)}`"
+             + (f", triaged with {sanitize.inline(item.measured_with)}" if item.measured_with else "") + ".", ""]
+    if item.description:
+        lines += [sanitize.inline(item.description), ""]
+    if item.reports:
+        lines += ["Published reports: " + ", ".join(f"[{sanitize.inline(name)}](../reports/{name}.md)"
+                                                      for name in item.reports) + ".", ""]
+    order = [*BLAME_ORDER, *sorted({f.attribution for f in item.findings} - set(BLAME_ORDER))]
+    for who in order:
+        found = [f for f in item.findings if f.attribution == who]
+        if not found:
+            continue
+        lines += [f"## {BLAME_TITLES.get(who, sanitize.inline(who))} ({len(found)})", "",
+                  "| Op | Limited to | Status | Why | Cases |", "|---|---|---|---|---|"]
+        for f in sorted(found, key=lambda f: (f.op, f.limits)):
+            op = op_link(f.op, "../") if "*" not in f.op and "?" not in f.op else sanitize.code(f.op)
+            cases = ", ".join(f"[{sanitize.inline(r.dtype)}]({case_link(r, '../')})" for r in f.cases[:12])
+            if len(f.cases) > 12:
+                cases += f" and {len(f.cases) - 12} more"
+            lines.append(f"| {op} | {sanitize.cell(f.limits) or 'all'} | {sanitize.ident(f.status)} | "
+                         f"{sanitize.cell(f.reason)} | {cases or '—'} |")
+        lines.append("")
+    if not item.findings:
+        lines += ["No entries: every case is expected to pass.", ""]
+    return "\n".join(lines)
