@@ -13,7 +13,7 @@ import pytest
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "opspec"
 
 # The layers, lowest first: each may import the layers before it, never one after it.
-ORDER = ["spec", "decompositions", "bridge", "testing", "checks", "conform", "proposals", "reports", "examples", "cli"]
+ORDER = ["spec", "results", "decompositions", "bridge", "testing", "checks", "conform", "proposals", "reports", "examples", "cli"]
 LAYERS: dict[str, set[str]] = {name: set(ORDER[:i]) for i, name in enumerate(ORDER)}
 # Modules at the top of the package that any layer may use.
 ROOT_MODULES = {"opspec"}

@@ -1,0 +1,599 @@
+"""The conformance report as frozen types: :class:`Report`, its :class:`Header` and one :class:`CaseRecord` per case.
+
+Each type reads a JSON object with ``from_dict`` and writes it back with ``to_dict``;
+``to_dict(from_dict(d)) == d`` for every report the schema admits. The fields the schema
+(``conformance_report.schema.json``) names are typed attributes; a key a type does not
+name is kept verbatim in its ``extra``, and a typed key written as ``null`` is
+remembered in ``nulls``, so nothing a report carries is lost on the way through.
+Lists become tuples; objects the model does not type further stay plain mappings.
+Statuses are not checked against the vocabulary: a report from another tool may
+use words of its own, and readers show them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Iterable, Mapping
+
+from opspec.results import vocabulary
+
+
+class ReportFormatError(ValueError):
+    """A document that is not a conformance report (or a part that is malformed): one line saying where."""
+
+
+# ---- the codec every type shares ----
+
+def _frozen(value: Any) -> Any:
+    """JSON lists as tuples, all the way down (objects stay mappings)."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """The JSON form again: tuples as lists, mappings as dicts."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def nested(kind: str, of: type, **kwargs) -> Any:
+    """A field holding one typed object (``one``), a list of them (``many``) or an object of them by key (``map``)."""
+    return field(metadata={"nested": (kind, of)}, **kwargs)
+
+
+def renamed(key: str, **kwargs) -> Any:
+    """A field whose JSON key is not a Python name (``$schema``)."""
+    return field(metadata={"key": key}, **kwargs)
+
+
+class Node:
+    """What the report's types share: the codec, ``extra`` (keys not typed) and ``nulls`` (typed keys written null)."""
+
+    extra: Mapping[str, Any]
+    nulls: frozenset[str]
+    _UNTYPED: ClassVar[tuple[str, ...]] = ("extra", "nulls")
+
+    @classmethod
+    @functools.cache
+    def _fields(cls) -> tuple[tuple[str, str, tuple[str, type] | None], ...]:
+        return tuple((f.name, f.metadata.get("key", f.name), f.metadata.get("nested"))
+                     for f in dataclasses.fields(cls) if f.name not in cls._UNTYPED)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]):
+        if not isinstance(data, Mapping):
+            raise ReportFormatError(f"{cls.__name__}: an object expected, not {type(data).__name__}")
+        values: dict[str, Any] = {}
+        nulls = []
+        typed = set()
+        for name, key, how in cls._fields():
+            typed.add(key)
+            if key not in data:
+                continue
+            raw = data[key]
+            if raw is None:
+                nulls.append(name)
+            elif how is None:
+                values[name] = _frozen(raw)
+            else:
+                values[name] = _decode(raw, *how, where=f"{cls.__name__}.{key}")
+        try:
+            return cls(**values, extra={k: v for k, v in data.items() if k not in typed}, nulls=frozenset(nulls))
+        except TypeError as err:  # a required key missing
+            raise ReportFormatError(f"{cls.__name__}: {err}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, key, how in self._fields():
+            value = getattr(self, name)
+            if value is None:
+                if name in self.nulls:
+                    out[key] = None
+            elif how is None:
+                out[key] = _plain(value)
+            else:
+                out[key] = _encode(value, how[0])
+        out.update(self.extra)
+        return out
+
+
+def _decode(raw: Any, kind: str, of: type, *, where: str) -> Any:
+    try:
+        if kind == "one":
+            return of.from_dict(raw)
+        if kind == "many":
+            return tuple(of.from_dict(item) for item in raw)
+        return {key: of.from_dict(item) for key, item in raw.items()}
+    except ReportFormatError as err:
+        raise ReportFormatError(f"{where}: {err}") from None
+    except (TypeError, AttributeError):
+        raise ReportFormatError(f"{where}: not the shape the report schema gives it") from None
+
+
+def _encode(value: Any, kind: str) -> Any:
+    if kind == "one":
+        return value.to_dict()
+    if kind == "many":
+        return [item.to_dict() for item in value]
+    return {key: item.to_dict() for key, item in value.items()}
+
+
+def _untyped() -> Any:
+    return field(default_factory=dict, repr=False)
+
+
+def _no_nulls() -> Any:
+    return field(default=frozenset(), repr=False)
+
+
+# ---- a case ----
+
+@dataclass(frozen=True, order=True)
+class Case:
+    """One case of a run: an op in one dtype on one device (a report holds each at most once)."""
+    op: str
+    dtype: str
+    device: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.op.removeprefix('aten::')}-{self.dtype}-{self.device}"
+
+    def __str__(self) -> str:  # as root causes and messages name a case
+        return f"{self.op} {self.dtype} {self.device}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"op": self.op, "dtype": self.dtype, "device": self.device}
+
+    def seed(self, base: int) -> int:
+        """A seed of its own per case, stable across runs and processes."""
+        return (base * 1_000_003 + zlib.crc32(self.id.encode())) % (2**32)
+
+
+@dataclass(frozen=True)
+class Expectation(Node):
+    """The expectation entry that applied to a case."""
+    status: str
+    reason: str
+    link: str | None = None
+    attribution: str | None = None
+    where: str | None = None  # FILE:LINE or FILE#id of the entry
+    torch: str | None = None
+    hardware: tuple[str, ...] | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class Evidence(Node):
+    """How it is known who executed a case's op."""
+    executed: str
+    source: str
+    target_ops: tuple[str, ...] | None = None
+    runtime_ops: tuple[str, ...] | None = None
+    kernels: int | None = None
+    pytorch_ops: tuple[str, ...] | None = None
+    note: str | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class SpecialCases(Node):
+    """The op's special-case rows in a case: how many applied, how many ran, the latitude a pass used."""
+    rows: int | None = None
+    run: int | None = None
+    latitude: tuple[str, ...] | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class SpecialCase(Node):
+    """The special-case row a case failed on."""
+    row: str | None = None
+    says: str | None = None
+    dtype: str | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class FirstRun(Node):
+    """A failing case's first run, where it ended otherwise than the run alone that is recorded."""
+    status: str
+    message: str
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class Log(Node):
+    """The case's share of the run's log file."""
+    bytes: int
+    cut_bytes: int
+    repeated_lines: int | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class Accuracy(Node):
+    """The backend's program of the op over an accuracy contract's inputs, judged against the contract.
+    ``max_ulp`` and the errors in ``worst`` are numbers, or ``"inf"``."""
+    contract: Mapping[str, Any]
+    max_ulp: float | str | None
+    inputs: int
+    worst: tuple[Mapping[str, Any], ...]
+    exhaustive: bool | None = None
+    seed: int | None = None
+    examples_max_ulp: float | str | None = None
+    flushed: int | None = None
+    executed: str | None = None
+    program: str | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class CaseRecord(Node):
+    """One case's verdict: ``status`` after expectations, ``outcome`` before them."""
+    op: str
+    dtype: str
+    device: str
+    status: str
+    message: str = ""
+    outcome: str | None = None
+    examples: int | None = None
+    compiles: int | None = None
+    handed_ops: tuple[str, ...] | None = None
+    delegated_ops: tuple[str, ...] | None = None
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    kernel_error: float | None = None
+    tolerance: tuple[float, float] | None = None  # (rtol, atol)
+    special_cases: SpecialCases | None = nested("one", SpecialCases, default=None)
+    special_case: SpecialCase | None = nested("one", SpecialCase, default=None)
+    decided_by: str | None = None
+    first_run: FirstRun | None = nested("one", FirstRun, default=None)
+    diagnostic: tuple[str, ...] | None = None
+    log: Log | None = nested("one", Log, default=None)
+    property_checked: bool | None = None
+    accuracy: Accuracy | None = nested("one", Accuracy, default=None)
+    repro: str | None = None
+    repro_file: str | None = None
+    executed: str | None = None
+    evidence: Evidence | None = nested("one", Evidence, default=None)
+    blame: str | None = None
+    blame_stage: str | None = None
+    blame_reason: str | None = None
+    duration_s: float | None = None
+    device_name: str | None = None
+    lowering: str | None = None
+    expectation: Expectation | None = nested("one", Expectation, default=None)
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
+        record = super().from_dict(data)
+        if not all(isinstance(getattr(record, k), str) for k in ("op", "dtype", "device", "status")):
+            raise ReportFormatError(f"CaseRecord: op, dtype, device and status must be strings ({dict(data)!r:.120})")
+        return record
+
+    @property
+    def case(self) -> Case:
+        return Case(self.op, self.dtype, self.device)
+
+    @property
+    def final_outcome(self) -> str:
+        """What the backend did, before expectations (records written before ``outcome`` existed: the status)."""
+        return self.outcome if self.outcome is not None else self.status
+
+    @property
+    def clean(self) -> bool:
+        """Leaves the exit code at 0: a right answer, an expected failure or a skip."""
+        return self.status in vocabulary.CLEAN
+
+    @property
+    def passed(self) -> bool:
+        return self.status in vocabulary.PASSING
+
+    def replace(self, **changes: Any) -> CaseRecord:
+        return dataclasses.replace(self, **changes)
+
+
+# ---- the header ----
+
+@dataclass(frozen=True)
+class Backend(Node):
+    """The backend as the run described it."""
+    name: str
+    version: str = ""
+    package: str | None = None
+    target: str | None = None
+    runtime: str | None = None
+    build: str | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+    name_only: bool = field(default=False, repr=False)  # reports written before backends were described name it alone
+    _UNTYPED: ClassVar[tuple[str, ...]] = ("extra", "nulls", "name_only")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | str) -> Backend:
+        return cls(name=data, name_only=True) if isinstance(data, str) else super().from_dict(data)
+
+    def to_dict(self) -> Any:
+        return self.name if self.name_only else super().to_dict()
+
+
+@dataclass(frozen=True)
+class Shard(Node):
+    """``--shard K/N``: the report holds the K-th of N parts of the run's cases."""
+    index: int
+    count: int
+    costs: str | None = None
+    cases: int | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
+class Part(Node):
+    """One shard report a merged report joins."""
+    report: str
+    shard: str
+    cases: int
+    duration_s: float | None = None
+    jobs: int | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class Splice(Node):
+    """A later partial re-run whose records replaced the report's own for its cases."""
+    ops: tuple[str, ...]
+    cases: int
+    measured: str
+    duration_s: float | None = None
+    device_name: str | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class Header(Node):
+    """What was tested, with what, and how: everything in a report but its computed sections."""
+    backend: Backend = nested("one", Backend)
+    device: str
+    opset: str
+    schema: str | None = renamed("$schema", default=None)
+    format: int | None = None
+    opspec: str | None = None
+    torch: str | None = None
+    python: str | None = None
+    platform: str | None = None
+    device_name: str | None = None
+    seed: int | None = None
+    max_examples: int | None = None
+    max_compiles: int | None = None
+    dtypes: tuple[str, ...] | None = None
+    ops: tuple[str, ...] | None = None
+    expectations: str | None = None
+    isolated: bool | None = None
+    shuffle: int | None = None
+    dynamic: bool | None = None
+    special_cases: bool | None = None
+    jobs: int | None = None
+    shard: Shard | None = nested("one", Shard, default=None)
+    parts: tuple[Part, ...] | None = nested("many", Part, default=None)
+    spliced: tuple[Splice, ...] | None = nested("many", Splice, default=None)
+    duration_s: float | None = None  # written when the run finished: a journal's header has none
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+    @property
+    def backend_name(self) -> str:
+        return self.backend.name
+
+    def replace(self, **changes: Any) -> Header:
+        return dataclasses.replace(self, **changes)
+
+
+# ---- the computed sections ----
+
+@dataclass(frozen=True)
+class RootCause(Node):
+    """Cases not passing that share who failed, where, the outcome and the message with its numbers taken out."""
+    blame: str
+    stage: str
+    outcome: str
+    cause: str
+    count: int
+    cases: tuple[str, ...]
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class LoweringOp(Node):
+    """An op's status in the backend's manifest; ``by_dtype`` where its dtypes differ."""
+    status: str
+    note: str = ""
+    by_dtype: Mapping[str, str] | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class Lowering(Node):
+    """What the backend's manifest says about the ops run."""
+    manifest: str
+    measured_with: str | None = None
+    ops_run: int | None = None
+    lowered: int | None = None
+    library: int | None = None
+    fallback: int | None = None
+    unsupported: int | None = None
+    undeclared: int | None = None
+    coverage_percent: float | None = None
+    ops: Mapping[str, LoweringOp] = nested("map", LoweringOp, default_factory=dict)
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class FunctionalizationRecord(Node):
+    """One in-place or out= variant exported while mutating an input or an intermediate."""
+    variant: str
+    functional: str
+    kind: str
+    target: str
+    view: str
+    dtype: str
+    device: str
+    status: str
+    outcome: str
+    message: str
+    duration_s: float
+    note: str | None = None
+    graph_ops: tuple[str, ...] | None = None
+    finding: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+@dataclass(frozen=True)
+class Functionalization(Node):
+    """The ``--functionalization`` suite's section."""
+    exported_with: str
+    device: str
+    seed: int
+    calls_per_variant: int
+    duration_s: float
+    summary: Mapping[str, int]
+    warnings: tuple[str, ...]
+    results: tuple[FunctionalizationRecord, ...] = nested("many", FunctionalizationRecord)
+    findings: str | None = None
+    extra: Mapping[str, Any] = _untyped()
+    nulls: frozenset[str] = _no_nulls()
+
+
+# ---- the report ----
+
+@dataclass(frozen=True)
+class Report:
+    """One run of the opset against one backend on one device: the header, the computed sections, the records.
+
+    ``summary``, ``executed`` and ``blame`` count by the vocabulary's words (``summary`` adds ``cases``,
+    ``compiles``, ``max_compiles_per_case``); a report from before a section existed has it None."""
+    header: Header
+    records: tuple[CaseRecord, ...]
+    summary: Mapping[str, int] | None = None
+    executed: Mapping[str, int] | None = None
+    blame: Mapping[str, int] | None = None
+    root_causes: tuple[RootCause, ...] | None = None
+    lowering: Lowering | None = None
+    functionalization: Functionalization | None = None
+    warnings: tuple[str, ...] = ()
+
+    # the sections a run computes, in the order a report writes them after its header
+    SECTIONS: ClassVar[tuple[str, ...]] = ("summary", "executed", "blame", "root_causes", "lowering",
+                                           "functionalization", "warnings", "results")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Report:
+        if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
+            raise ReportFormatError("not a conformance report (no results list)")
+        if not isinstance(data.get("backend"), (dict, str)):
+            raise ReportFormatError("not a conformance report (no backend in its header)")
+        lowering, functionalization = data.get("lowering"), data.get("functionalization")
+        causes = data.get("root_causes")
+        return cls(
+            header=Header.from_dict({k: v for k, v in data.items() if k not in cls.SECTIONS}),
+            records=tuple(CaseRecord.from_dict(r) for r in data["results"]),
+            summary=data.get("summary"),
+            executed=data.get("executed"),
+            blame=data.get("blame"),
+            root_causes=None if causes is None else _decode(causes, "many", RootCause, where="root_causes"),
+            lowering=None if lowering is None else Lowering.from_dict(lowering),
+            functionalization=None if functionalization is None else Functionalization.from_dict(functionalization),
+            warnings=tuple(data.get("warnings") or ()),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.header.to_dict()
+        for name in ("summary", "executed", "blame"):
+            if getattr(self, name) is not None:
+                out[name] = dict(getattr(self, name))
+        if self.root_causes is not None:
+            out["root_causes"] = [cause.to_dict() for cause in self.root_causes]
+        if self.lowering is not None:
+            out["lowering"] = self.lowering.to_dict()
+        if self.functionalization is not None:
+            out["functionalization"] = self.functionalization.to_dict()
+        out["warnings"] = list(self.warnings)
+        out["results"] = [record.to_dict() for record in self.records]
+        return out
+
+    @classmethod
+    def load(cls, path: Path) -> Report:
+        """The report in ``path``; ReportFormatError naming the file when it cannot be read as one."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as err:
+            raise ReportFormatError(f"{path}: cannot read ({getattr(err, 'strerror', None) or err})") from None
+        except json.JSONDecodeError as err:
+            raise ReportFormatError(f"{path}:{err.lineno}: not valid JSON") from None
+        try:
+            return cls.from_dict(data)
+        except ReportFormatError as err:
+            raise ReportFormatError(f"{path}: {err}") from None
+
+    def dumps(self) -> str:
+        """The report as ``opspec conform`` writes it: indented JSON, keys in the model's order."""
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    # ---- what readers ask ----
+
+    @property
+    def backend_name(self) -> str:
+        return self.header.backend.name
+
+    @property
+    def device(self) -> str:
+        return self.header.device
+
+    @property
+    def opset(self) -> str:
+        return self.header.opset
+
+    def statuses(self) -> dict[Case, str]:
+        return {record.case: record.status for record in self.records}
+
+    def by_case(self) -> dict[Case, CaseRecord]:
+        return {record.case: record for record in self.records}
+
+    def ops(self) -> list[str]:
+        """The distinct ops run, in the report's order."""
+        return list(dict.fromkeys(record.op for record in self.records))
+
+    def replace(self, **changes: Any) -> Report:
+        return dataclasses.replace(self, **changes)
+
+    def with_records(self, records: Iterable[CaseRecord]) -> Report:
+        return dataclasses.replace(self, records=tuple(records))

@@ -1,0 +1,120 @@
+"""The report model: every committed report reads and writes back unchanged, and what it writes obeys the schema."""
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from opspec.results import vocabulary
+from opspec.results.model import Case, CaseRecord, Header, Report, ReportFormatError
+from opspec.spec import load
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORTS = sorted((ROOT / "conformance" / "results").glob("*.json"))
+SCHEMA = json.loads((ROOT / "opset" / "schema" / "conformance_report.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.stem)
+def test_every_committed_report_round_trips_and_obeys_the_schema(path):
+    data = json.loads(path.read_text(encoding="utf-8"))
+    report = Report.from_dict(data)
+    again = report.to_dict()
+    assert again == data
+    assert [r.status for r in report.records] == [r["status"] for r in data["results"]]
+    assert not load.schema_findings(again, "conformance_report.schema.json", str(path))
+
+
+def test_the_vocabulary_is_the_schemas():
+    defs = SCHEMA["$defs"]
+    assert vocabulary.STATUSES == tuple(defs["status"]["enum"])
+    assert vocabulary.EXECUTED == tuple(defs["executed"]["enum"])
+    assert vocabulary.BLAME == tuple(defs["blame"]["enum"])
+    assert vocabulary.LOWERING == tuple(defs["lowering_status"]["enum"])
+    assert vocabulary.FUNCTIONALIZATION == tuple(defs["functionalization_status"]["enum"])
+    assert vocabulary.EVIDENCE_SOURCES == tuple(defs["result"]["properties"]["evidence"]["properties"]["source"]["enum"])
+    assert set(vocabulary.CLEAN) <= set(vocabulary.STATUSES) and set(vocabulary.PASSING_STATUS) == set(vocabulary.EXECUTED)
+    assert set(SCHEMA["properties"]["summary"]["required"]) == {*vocabulary.STATUSES, "cases", "compiles"}
+
+
+def _report(**record) -> dict:
+    return {"backend": {"name": "b", "version": "1"}, "device": "cpu", "opset": "2026.12", "summary": {},
+            "warnings": [], "results": [{"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass",
+                                         "message": "", **record}]}
+
+
+def test_keys_the_model_does_not_type_and_nulls_survive():
+    data = _report(max_abs_error=None, tolerance=[1e-5, 1e-6], vendor={"lanes": [1, 2]},
+                   expectation={"status": "xfail", "reason": "r", "ticket": 7})
+    data["shuffle"] = None
+    data["vendor_header"] = [1]
+    report = Report.from_dict(data)
+    record = report.records[0]
+    assert record.max_abs_error is None and "max_abs_error" in record.nulls
+    assert record.tolerance == (1e-5, 1e-6) and record.extra == {"vendor": {"lanes": [1, 2]}}
+    assert record.expectation.status == "xfail" and record.expectation.extra == {"ticket": 7}
+    assert report.header.shuffle is None and report.header.extra == {"vendor_header": [1]}
+    assert report.to_dict() == data
+    # a null written is kept apart from a key left out
+    data.pop("shuffle")
+    assert "shuffle" not in Report.from_dict(data).to_dict()
+
+
+def test_an_unknown_status_is_read_not_refused():
+    report = Report.from_dict(_report(status="segfault", outcome="segfault"))
+    assert report.records[0].status == "segfault" and not report.records[0].clean
+    assert vocabulary.status_key("segfault") > vocabulary.status_key("skip")
+
+
+def test_a_record_knows_its_case():
+    record = CaseRecord.from_dict({"op": "aten::add.Tensor", "dtype": "float16", "device": "cuda", "status": "xfail"})
+    assert record.case == Case("aten::add.Tensor", "float16", "cuda")
+    assert record.case.id == "add.Tensor-float16-cuda" and str(record.case) == "aten::add.Tensor float16 cuda"
+    assert record.final_outcome == "xfail" and record.clean and not record.passed
+    assert record.replace(outcome="fail").final_outcome == "fail"
+
+
+def test_a_name_only_backend_of_older_reports_round_trips():
+    data = _report()
+    data["backend"] = "inductor"
+    report = Report.from_dict(data)
+    assert report.backend_name == "inductor" and report.to_dict() == data
+
+
+@pytest.mark.parametrize("bad, says", [
+    ({"results": {}}, "no results list"),
+    ({**_report(), "backend": 3}, "no backend"),
+    (_report(status=3), "must be strings"),
+    ({**_report(), "results": [{"op": "aten::abs", "dtype": "float32", "device": "cpu"}]}, "status"),
+    (_report(expectation="xfail"), "CaseRecord.expectation"),
+])
+def test_what_is_not_a_report_is_refused_with_one_line(bad, says):
+    with pytest.raises(ReportFormatError, match=says):
+        Report.from_dict(bad)
+
+
+def test_load_names_the_file(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("{", encoding="utf-8")
+    with pytest.raises(ReportFormatError, match=r"r\.json:1: not valid JSON"):
+        Report.load(path)
+    path.write_text(json.dumps(_report()), encoding="utf-8")
+    assert Report.load(path).header == Header.from_dict({k: v for k, v in _report().items()
+                                                         if k not in Report.SECTIONS})
+
+
+def test_the_model_imports_the_standard_library_and_the_spec_alone():
+    """So a machine without torch, numpy or yaml's C parts can merge, chart and publish reports."""
+    source = ROOT / "src" / "opspec" / "results"
+    found = set()
+    for path in source.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                found.add(node.module)
+    outside = {m for m in found if m.split(".")[0] not in sys.stdlib_module_names
+               and not m.startswith(("opspec.spec", "opspec.results"))}
+    assert found and outside == set()
