@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from opspec.results.model import CaseRecord, Report, ReportFormatError
+from opspec.results.vocabulary import PASSING
 from opspec.spec import atomic
 
 FORMAT = 1
 SCHEMA = "report_history.schema.json"
-PASSING = ("pass",)  # a case passes only where the backend computed the right answer
 
 
 class HistoryError(ValueError):
@@ -93,40 +94,41 @@ class Run:
                    spliced=int(data.get("spliced", 0)))
 
 
-def case_key(record: dict[str, Any], device: str) -> str:
-    return f"{record['op']} {record.get('dtype', 'any')} {record.get('device') or device}"
+def case_key(record: CaseRecord) -> str:
+    return str(record.case)
 
 
-def from_report(data: Any, where: str, date: str, source: dict[str, str] | None = None) -> Run:
-    """The compact form of a conformance report (``where`` names it in errors)."""
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise HistoryError(f"{where}: not a conformance report (no list of results)")
-    backend = data.get("backend")
-    name = backend.get("name") if isinstance(backend, dict) else backend
-    missing = [key for key, value in (("backend", name), ("device", data.get("device")), ("opset", data.get("opset")),
-                                      ("torch", data.get("torch"))) if not isinstance(value, str) or not value]
+def from_report(report: Report | Any, where: str, date: str, source: dict[str, str] | None = None) -> Run:
+    """The compact form of a conformance report, or of its JSON (``where`` names it in errors)."""
+    if not isinstance(report, Report):
+        try:
+            report = Report.from_dict(report)
+        except ReportFormatError as err:
+            raise HistoryError(f"{where}: {err}") from None
+    head = report.header
+    missing = [key for key, value in (("backend", head.backend.name), ("device", head.device), ("opset", head.opset),
+                                      ("torch", head.torch)) if not isinstance(value, str) or not value]
     if missing:
         raise HistoryError(f"{where}: the report's header lacks {', '.join(missing)}")
     cases: dict[str, str] = {}
-    for index, record in enumerate(data["results"]):
-        if not isinstance(record, dict) or not isinstance(record.get("op"), str) or not isinstance(record.get("status"), str):
-            raise HistoryError(f"{where}: results[{index}] has no op or status")
-        key = case_key(record, data["device"])
+    for index, record in enumerate(report.records):
+        key = case_key(record)
         if key in cases:
             raise HistoryError(f"{where}: results[{index}] repeats the case {key}")
-        cases[key] = record["status"]
-    duration = data.get("duration_s")
+        cases[key] = record.status
+    duration = head.duration_s
     return Run(
-        backend=name, device=data["device"], opset=data["opset"], torch=data["torch"], date=date, cases=cases,
-        backend_version=str(backend.get("version", "")) if isinstance(backend, dict) else "",
-        opspec=str(data.get("opspec", "")), dtypes=tuple(d for d in data.get("dtypes") or () if isinstance(d, str)),
+        backend=head.backend.name, device=head.device, opset=head.opset, torch=head.torch, date=date, cases=cases,
+        backend_version=head.backend.version, opspec=head.opspec or "",
+        dtypes=tuple(d for d in head.dtypes or () if isinstance(d, str)),
         duration_s=float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
         source=dict(source or {}),
-        spliced=len(data["spliced"]) if isinstance(data.get("spliced"), list) else 0,
+        spliced=len(head.spliced or ()),
     )
 
 
 def read_report(path: Path) -> Any:
+    """A report's JSON, or a history entry's: ``from_report`` and ``Run.from_dict`` tell them apart."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:

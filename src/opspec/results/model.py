@@ -379,8 +379,8 @@ class Splice(Node):
 class Header(Node):
     """What was tested, with what, and how: everything in a report but its computed sections."""
     backend: Backend = nested("one", Backend)
-    device: str
-    opset: str
+    device: str | None = None  # every report opspec writes has device and opset: one from elsewhere may not
+    opset: str | None = None
     schema: str | None = renamed("$schema", default=None)
     format: int | None = None
     opspec: str | None = None
@@ -575,11 +575,11 @@ class Report:
         return self.header.backend.name
 
     @property
-    def device(self) -> str:
+    def device(self) -> str | None:
         return self.header.device
 
     @property
-    def opset(self) -> str:
+    def opset(self) -> str | None:
         return self.header.opset
 
     def statuses(self) -> dict[Case, str]:
