@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from opspec.results import vocabulary
+from opspec.results import tally, vocabulary
 from opspec.results.model import Case, CaseRecord, Header, Report, ReportFormatError
 from opspec.spec import load
 
@@ -118,3 +118,17 @@ def test_the_model_imports_the_standard_library_and_the_spec_alone():
     outside = {m for m in found if m.split(".")[0] not in sys.stdlib_module_names
                and not m.startswith(("opspec.spec", "opspec.results"))}
     assert found and outside == set()
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.stem)
+def test_the_sections_computed_again_are_the_reports_own(path):
+    """A merge or a splice computes the sections again: over a report's own records they come out as written
+    (root causes by the cases they hold: committed messages were reworded since, which regroups some causes)."""
+    report = Report.load(path)
+    assert tally.summary(report.records) == report.summary
+    assert tally.executed_counts(report.records) == report.executed
+    assert tally.blame_counts(report.records) == report.blame
+    def held(causes):
+        return sorted((case, c.blame, c.stage, c.outcome) for c in causes for case in c.cases)
+    assert held(tally.root_causes(report.records)) == held(report.root_causes)
+    assert tally.stale_expectations(report.records) == [w for w in report.warnings if ": stale expectation on " in w]
