@@ -313,3 +313,10 @@ def loud(gm: torch.fx.GraphModule, example_inputs):
     os.write(2, b"".join(os.urandom(48).hex().encode() + b"\n" for _ in range(7000)))
     return Executed(gm)
 
+
+def hook_naming_nothing(gm: torch.fx.GraphModule, example_inputs):
+    """Computes right and has an evidence hook, which names no op."""
+    run = lambda *inputs: gm.forward(*inputs)  # noqa: E731
+    run.executed_ops = lambda: {"target": [], "runtime": [], "pytorch": []}
+    return run
+

@@ -97,7 +97,16 @@ def test_a_right_answer_nobody_vouches_for_is_unverified_and_counted_apart(tmp_p
     assert "executed_ops()" in record["message"] and "repro" in record
     assert report["summary"]["unverified"] == 1 and report["summary"]["pass"] == 0
     assert code == 0  # a right answer: no failure, and no pass either
-    assert "1 right answers are unverified" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 right answers are unverified" in out
+    assert "who failed" not in out and "right answers the backend's target did not compute: 1 unverified" in out
+
+
+def test_a_backend_with_a_hook_is_not_told_to_add_one(tmp_path):
+    _, report = run(tmp_path, "hook_naming_nothing", "ceil")
+    record = report["results"][0]
+    assert record["status"] == "unverified" and "evidence hook, executed_ops(), named no op" in record["message"]
+    assert "see the site's page" not in record["message"]
 
 
 def test_a_delegates_pass_is_the_delegates_and_the_runtimes_right_answers_are_undelegated(tmp_path, capsys):

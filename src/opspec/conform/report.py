@@ -245,9 +245,16 @@ def progress_line(index: int, total: int, record: dict[str, Any]) -> str:
     detail = f"{record.get('examples', 0)} ex, {record.get('compiles', 0)} compiles, {record.get('duration_s', 0):.1f}s"
     line = f"[{index:>{width}}/{total}] {record['status']:<13} {record['op']} {record['dtype']} {record['device']} ({detail})"
     if record["status"] not in CLEAN and record.get("message"):
-        blame = f"[{record['blame']}: {record.get('blame_stage', '')}] " if record.get("blame") else ""
-        line += f"\n{' ' * (2 * width + 4)}{blame}{_clip(record['message'], 160)}"
+        line += f"\n{' ' * (2 * width + 4)}{_who(record)}{_clip(record['message'], 160)}"
     return line
+
+
+def _who(record: dict[str, Any]) -> str:
+    """``[frontend: dynamo] ``, or ``[backend] `` where the stage says no more than the party."""
+    party, stage = record.get("blame"), record.get("blame_stage", "")
+    if not party:
+        return ""
+    return f"[{party}: {stage}] " if stage and stage != party else f"[{party}] "
 
 
 def summary_table(report: dict[str, Any], causes_shown: int = 12) -> str:
@@ -267,11 +274,21 @@ def summary_table(report: dict[str, Any], causes_shown: int = 12) -> str:
         lines += ["", "who computed the op (cases run): " + ", ".join(
             f"{executed[k]} {_level_name(k, described)}" for k in EXECUTED if executed.get(k))]
     if summary.get("unverified"):
-        lines.append(f"{summary['unverified']} right answers are unverified: the backend says nothing about who "
-                     "computed them (its evidence hook, executed_ops(), would)")
-    blame = report.get("blame")
-    if blame and any(blame.values()):
-        lines.append("who failed (cases not passing): " + ", ".join(f"{blame[k]} {k}" for k in BLAME if blame.get(k)))
+        unverified = [r for r in report["results"] if r["status"] == "unverified"]
+        hooked = sum(1 for r in unverified if r.get("evidence", {}).get("source") == "hook")
+        if hooked:
+            lines.append(f"{hooked} right answers are unverified: the backend's evidence hook named none of their ops")
+        if len(unverified) - hooked:
+            lines.append(f"{len(unverified) - hooked} right answers are unverified: the backend says nothing about who "
+                         "computed them (its evidence hook, executed_ops(), would)")
+    failed = Counter(r["blame"] for r in report["results"] if r.get("blame")
+                     and r.get("outcome", r["status"]) not in (*RIGHT_ANSWERS, "pass", "skip"))
+    if failed:
+        lines.append("who failed (cases failing): " + ", ".join(f"{failed[k]} {k}" for k in BLAME if failed.get(k)))
+    right = Counter(r["status"] for r in report["results"] if r["status"] in RIGHT_ANSWERS)
+    if right:
+        lines.append("right answers the backend's target did not compute: "
+                     + ", ".join(f"{right[k]} {k}" for k in RIGHT_ANSWERS if right.get(k)))
     lines += ["", *lowering_mod.summary_lines(report)]
     causes = [c for c in report.get("root_causes", []) if c["outcome"] not in RIGHT_ANSWERS]
     if causes:
@@ -287,8 +304,8 @@ def summary_table(report: dict[str, Any], causes_shown: int = 12) -> str:
     bad = [r for r in report["results"] if r["status"] not in CLEAN]
     if bad:
         lines += ["", "not passing and not expected:"]
-        lines += [f"  {r['status']:<13} {r['op']} {r['dtype']}: "
-                  f"{'[' + r['blame'] + '] ' if r.get('blame') else ''}{_clip(r.get('message', ''), 100)}" for r in bad]
+        lines += [f"  {r['status']:<13} {r['op']} {r['dtype']}: {_who(r)}{_clip(r.get('message', ''), 140)}"
+                  for r in bad]
     return "\n".join(lines)
 
 
@@ -304,8 +321,13 @@ def _device_detail(report: dict[str, Any]) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters, cut in the middle: a failure's message names what failed at its
+    start and the input it failed on at its end, and both are read."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= limit:
+        return text
+    head = (limit - 5) * 2 // 5
+    return f"{text[:head]} ... {text[len(text) - (limit - 5 - head):]}"
 
 
 def slug(name: str) -> str:

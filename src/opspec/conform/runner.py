@@ -57,6 +57,12 @@ def right_answer_message(found: evidence.Evidence, declaration: backends.Declara
         return f"right answer, computed by {runtime}, not {target}: {', '.join(found.runtime_ops)}{inside}"
     if declaration is not None and declaration.evidence == "none":
         return f"right answer, unverified: {declaration.evidence_note or 'the backend declares that nothing can tell'}"
+    if found.source == "hook":  # it has a hook: what it said did not cover the op
+        return (f"right answer, unverified: the backend's evidence hook, executed_ops(), named no op of the case's "
+                f"programs ({found.note or 'it named nothing'})")
+    if found.source != "none":  # seen another way (its partitions, its generated code): no hook is missing
+        return f"right answer, unverified: {found.note or 'what the backend returned names no op of the case'}" \
+               f" (seen from its {found.source})"
     return (f"right answer, unverified: {found.note or 'the backend reported nothing about what it executed'}; a "
             f"backend says who computed each op through its evidence hook, executed_ops() (see {EVIDENCE_HOOK})")
 
