@@ -4,9 +4,13 @@ In ``opset/descriptions.yaml`` an op's ``formula`` (for people) may carry
 ``formula_check``, a Python expression over the op's arguments (by schema name;
 tensors in float64; ``torch`` and ``math`` in scope) that evaluates to the op's
 output (or its first output), or ``formula_prose`` saying why it is not executable.
-The expression runs on inputs drawn by the strategy layer in float64 and on the
-op's special-case inputs, and is compared with the kernel by the project's
-comparison rule within a modest float64 tolerance; NaN must sit where the kernel's is.
+The expression runs on inputs drawn by the strategy layer in every dtype the op
+declares (float64 most, complex and integer ones too; integer calls again with each
+number argument fractional, where the schema admits a float there) and on the op's
+special-case inputs. Floating tensors reach it as float64 and complex ones as
+complex128; its value, rounded to the kernel's output dtype, is compared with the
+kernel by the project's comparison rule: within a modest tolerance in float64, the
+dtype's own elsewhere, exactly for integers and bools; NaN must sit where the kernel's is.
 """
 from __future__ import annotations
 
@@ -28,7 +32,9 @@ from opspec.testing.strategies import Call
 from opspec.testing.strategies.call import map_tensors
 from opspec.testing.strategies.schema_args import arguments_of
 
-DRAWN = 12  # drawn calls per formula: a formula that is wrong is usually wrong almost everywhere
+DRAWN = 12  # drawn float64 calls per formula: a formula that is wrong is usually wrong almost everywhere
+DRAWN_OTHER = 2  # drawn calls in each other declared dtype: what differs there is the dtype's rules, not the values
+FRACTIONS = (0.5, -2.5)  # a number argument of an integer call: eager truncates or refuses where a formula may not
 # Relative agreement to 1e-6 shows a float64 formula computes what the kernel does; the absolute part stays
 # at float64's rounding near 1, so a formula that returns 0 for expm1(1e-10) is not hidden by it.
 RTOL, ATOL = 1e-6, 1e-15
@@ -55,18 +61,27 @@ def _named_arguments(call: Call) -> dict[str, Any]:
     return named
 
 
-def evaluate(formula: Formula, call: Call) -> Any:
-    """The formula's value on ``call``'s inputs (tensors as float64)."""
+def _widened(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.is_complex():
+        return tensor.to(torch.complex128)
+    return tensor.to(torch.float64) if tensor.is_floating_point() else tensor
+
+
+def evaluate(formula: Formula, call: Call, widen: bool = True) -> Any:
+    """The formula's value on ``call``'s inputs (floating tensors as float64, complex ones as complex128, unless
+    ``widen`` is false: then in their own dtypes)."""
     scope = {"torch": torch, "math": math}
-    scope.update(map_tensors(lambda t: t.to(torch.float64) if t.is_floating_point() else t, _named_arguments(call.copy())))
+    scope.update(map_tensors(_widened if widen else (lambda t: t), _named_arguments(call.copy())))
     return eval(formula.expression, {"__builtins__": BUILTINS, **scope})  # data from the opset, reviewed like code
 
 
 def _as_output(value: Any, like: torch.Tensor) -> torch.Tensor:
-    """The formula's value in the kernel output's form: a tensor of its dtype (float64 stays float64)."""
+    """The formula's value in the kernel output's form: a tensor of its dtype, rounded once."""
     tensor = torch.as_tensor(value)
-    target = torch.float64 if like.dtype.is_floating_point else like.dtype
-    return tensor.to(target).expand_as(like) if tensor.dim() == 0 and like.dim() > 0 else tensor.to(target)
+    if tensor.is_complex() and not like.is_complex():
+        tensor = tensor.real if bool((tensor.imag == 0).all()) else tensor  # a complex value for a real output stays wrong
+    tensor = tensor.to(like.dtype) if not (tensor.is_complex() and not like.is_complex()) else tensor
+    return tensor.expand_as(like) if tensor.dim() == 0 and like.dim() > 0 else tensor
 
 
 def check_on(formula: Formula, call: Call) -> str | None:
@@ -80,20 +95,49 @@ def check_on(formula: Formula, call: Call) -> str | None:
     if not isinstance(first, torch.Tensor):
         first = torch.as_tensor(first)
     try:
-        value = _as_output(evaluate(formula, call), first)
+        exact = evaluate(formula, call)
+        value = _past_range(exact, _as_output(exact, first), first)
     except Exception as err:
         return f"the formula raises {one_line(err, 200)}"
-    kernel = first.to(torch.float64) if first.is_floating_point() else first
+    kernel = first
     verdict = compare.compare(value, kernel, tolerance=FORMULA_TOLERANCE)
-    if verdict.ok:
+    if verdict.ok or _holds_in_own_dtype(formula, call, first):
         return None
-    if value.shape == kernel.shape and value.numel():
-        differs = ~(torch.isclose(value, kernel, rtol=RTOL, atol=ATOL, equal_nan=True))
+    if value.shape == kernel.shape and value.dtype == kernel.dtype and value.numel():
+        rtol, atol = (RTOL, ATOL) if kernel.dtype == torch.float64 else compare.tolerance_for(kernel.dtype)
+        differs = ~(torch.isclose(value, kernel, rtol=rtol, atol=atol, equal_nan=True))
         if bool(differs.any()):
             index = tuple(int(i) for i in differs.nonzero()[0])
             return (f"at index {list(index)} the formula gives {rows.show(value[index])}, "
                     f"the kernel {rows.show(kernel[index])}")
     return " ".join(verdict.message.split())[:300]
+
+
+def _past_range(exact: Any, value: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+    """``value`` with the kernel's answer where the formula's exact value is finite but past the output dtype's
+    range: there the formula says only that the result overflows, and whether the kernel's overflow reads as
+    inf or NaN (a complex product's, in its order of multiplication) is not the formula's to state."""
+    if not (kernel.is_floating_point() or kernel.is_complex()) or kernel.dtype in (torch.float64, torch.complex128):
+        return value
+    exact = torch.as_tensor(exact)
+    if exact.shape != value.shape or not (exact.is_floating_point() or exact.is_complex()):
+        return value
+    parts = torch.view_as_real(exact) if exact.is_complex() else exact.unsqueeze(-1)
+    largest = torch.finfo(kernel.dtype).max
+    past = (parts.isfinite() & (parts.abs() > largest)).any(-1)
+    return torch.where(past & ~kernel.isfinite(), kernel, value)
+
+
+def _holds_in_own_dtype(formula: Formula, call: Call, kernel: torch.Tensor) -> bool:
+    """Whether the formula computed in the inputs' own narrower floating dtype agrees: a kernel may compute in
+    its dtype and overflow where float64 does not (a float32 distance whose squares pass the largest float32)."""
+    if not any(t.dtype in (torch.float32, torch.float16, torch.bfloat16, torch.complex64) for t in call.tensors()):
+        return False
+    try:
+        value = _as_output(evaluate(formula, call, widen=False), kernel)
+    except Exception:  # noqa: BLE001 - a formula that only runs widened: the widened verdict stands
+        return False
+    return compare.compare(value, kernel, tolerance=FORMULA_TOLERANCE).ok
 
 
 def _inputs(op: str, hints: TestingHints | None, cases: tuple) -> list[Call]:
@@ -102,8 +146,31 @@ def _inputs(op: str, hints: TestingHints | None, cases: tuple) -> list[Call]:
 
 
 def _drawn_calls(op: str, hints: TestingHints | None) -> list[Call]:
+    """Calls in float64, then in each other dtype the op declares; integer calls again with fractional numbers."""
     schema = torch_ops.resolve(op)._schema
-    return strategies.draw_examples(strategies.calls(schema, hints, torch.float64), DRAWN)
+    calls = strategies.draw_examples(strategies.calls(schema, hints, torch.float64), DRAWN)
+    for dtype in strategies.dtypes_under_test(op, hints):
+        if dtype == torch.float64:
+            continue
+        drawn = strategies.draw_examples(strategies.calls(schema, hints, dtype), DRAWN_OTHER)
+        calls += drawn
+        if not (dtype.is_floating_point or dtype.is_complex):
+            calls += [fractional for call in drawn for fractional in _fractional(call, schema)]
+    return calls
+
+
+def _fractional(call: Call, schema) -> list[Call]:
+    """The call with every ``number`` argument (a Scalar: float admitted) set to each of FRACTIONS."""
+    _, arguments = arguments_of(schema)
+    numbers = [a for a in arguments if a.base_type == "number"]
+    positional = [a.name for a in arguments if not a.kwarg_only]
+    found = []
+    for fraction in FRACTIONS if numbers else ():
+        args = tuple(fraction if i < len(positional) and positional[i] in {a.name for a in numbers} else value
+                     for i, value in enumerate(call.args))
+        kwargs = {**call.kwargs, **{a.name: fraction for a in numbers if a.name in call.kwargs or a.kwarg_only}}
+        found.append(Call(call.op, args, kwargs))
+    return found
 
 
 def _row_calls(op: str, cases: tuple) -> list[Call]:

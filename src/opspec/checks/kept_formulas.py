@@ -36,7 +36,7 @@ def findings(root: Path, opset: Opset | None, cases: Mapping[str, tuple], parts:
 
 def _message(formula: Formula, hints, rows: tuple, parts: PartStore) -> str | None:
     text = (formula.op, formula.expression)
-    drawn = parts.recall(part_key("formula on drawn inputs", *text, repr(hints)),
+    drawn = parts.recall(part_key("formula on drawn inputs of every declared dtype", *text, repr(hints)),
                          lambda: _checked("drawn_verdict", formula, hints))
     if drawn and drawn[0] == "error":
         return drawn[1]  # the rows' inputs cannot change what is reported
