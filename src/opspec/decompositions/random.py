@@ -144,3 +144,20 @@ def randint(high, size, *, dtype=torch.int64, layout=None, device=None, pin_memo
 def randint_low(low, high, size, *, dtype=torch.int64, layout=None, device=None, pin_memory=None):
     """Integers uniform on [low, high): floor(low + (high - low) * rand) in float64, cast to dtype."""
     return _randint(low, high, size, dtype, layout, device, pin_memory)
+
+
+def rrelu_with_noise_functional(self: torch.Tensor, noise: torch.Tensor, lower=0.125, upper=1.0 / 3.0,
+                                training: bool = False, generator=None):
+    """Randomized leaky ReLU and its noise. Evaluating, the slope is the mean (lower + upper) / 2, exactly
+    leaky_relu, and the noise comes back unchanged; training, each element at or below zero takes a slope
+    from U[lower, upper), the others 1, and the noise returned is those slopes."""
+    _no_generator(generator)
+    if not training:
+        return aten.leaky_relu.default(self, (lower + upper) / 2), aten.clone.default(noise)
+    _check_float(self, "rrelu_with_noise")
+    work = _float_work(self.dtype)
+    u = aten.rand.default(list(self.shape), dtype=work, device=self.device)
+    slope = cast(aten.add.Scalar(aten.mul.Scalar(u, upper - lower), lower), self.dtype)
+    one = aten.scalar_tensor.default(1, dtype=self.dtype, device=self.device)
+    slopes = aten.where.self(aten.le.Scalar(self, 0), slope, one)
+    return aten.mul.Tensor(self, slopes), slopes
