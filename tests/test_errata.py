@@ -241,7 +241,8 @@ def test_show_prints_the_corrected_text_and_the_text_as_released(capsys):
 
 ROWS = """ops:
   aten::abs:
-    - says: The absolute value of negative zero is positive zero.
+    - id: abs-signed-zero
+      says: The absolute value of negative zero is positive zero.
       class: signed-zero
       inputs: {self: ['-0.0']}
       expect: ['+0.0']

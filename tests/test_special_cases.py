@@ -57,7 +57,7 @@ def test_rows_run_on_one_thread_and_leave_the_count_as_it_was(monkeypatch):
 
 def test_a_false_row_is_refused_with_its_file_and_line():
     findings = check_mod.check(paths=[FIXTURES / "false_row.yaml"])
-    assert [str(f.mark) for f in findings] == [f"{FIXTURES / 'false_row.yaml'}:7:7"]
+    assert [str(f.mark) for f in findings] == [f"{FIXTURES / 'false_row.yaml'}:8:7"]
     assert "aten::sign row 'The sign of NaN is NaN.'" in findings[0].message
     assert "expected ['nan'], torch gives [0.0]" in findings[0].message
     run = command(FIXTURES / "false_row.yaml")
@@ -66,7 +66,7 @@ def test_a_false_row_is_refused_with_its_file_and_line():
 
 
 @pytest.mark.parametrize(("fixture", "line", "words"), [
-    ("unknown_class.yaml", 4, "'not-a-number' is not one of 'nan'"),
+    ("unknown_class.yaml", 5, "'not-a-number' is not one of 'nan'"),
     ("unknown_argument.yaml", 3, "aten::sign has no argument 'input'"),
     ("unknown_op.yaml", 3, "has no operator aten::sgn_typo"),
     ("fill_beside_values.yaml", 3, "fill needs a shape and no values"),
@@ -81,7 +81,7 @@ def test_bad_data_is_one_line_naming_file_and_line(fixture, line, words):
 
 def test_loader_raises_data_error_at_the_row(tmp_path):
     path = tmp_path / "rows.yaml"
-    path.write_text("ops:\n  aten::sign:\n    - says: The sign of NaN is 0, not NaN.\n      class: nan\n"
+    path.write_text("ops:\n  aten::sign:\n    - id: sign-nan\n      says: The sign of NaN is 0, not NaN.\n      class: nan\n"
                     "      inputs: {self: [nan]}\n      expect: [0.0]\n      raises: RuntimeError\n")
     with pytest.raises(DataError) as err:
         spec_cases.load_special_cases(paths=[path])
@@ -93,7 +93,7 @@ def test_loader_refuses_an_op_in_two_files_and_unknown_special_names(tmp_path):
     (tmp_path / "b.yaml").write_text((FIXTURES / "unknown_argument.yaml").read_text().replace("[0.0]", "[zero]"))
     _, findings = spec_cases.read([tmp_path / "a.yaml", tmp_path / "b.yaml"])
     messages = [str(f) for f in findings]
-    assert messages[0].startswith(f"{tmp_path / 'b.yaml'}:6:7: aten::sign: expect: 'zero' is not a special name")
+    assert messages[0].startswith(f"{tmp_path / 'b.yaml'}:7:7: aten::sign: expect: 'zero' is not a special name")
     (tmp_path / "b.yaml").write_text((FIXTURES / "unknown_argument.yaml").read_text())
     _, findings = spec_cases.read([tmp_path / "a.yaml", tmp_path / "b.yaml"])
     assert [str(f) for f in findings] == [f"{tmp_path / 'b.yaml'}:3:7: aten::sign already has rows in {tmp_path / 'a.yaml'}; an op's rows live in one file"]
@@ -103,7 +103,8 @@ def test_loaded_rows_carry_every_field():
     cases = spec_cases.load_special_cases(paths=[FIXTURES / "holds.yaml"])
     div_int = cases["aten::div.Tensor_mode"][1]
     assert (div_int.klass, div_int.dtypes, div_int.raises, div_int.match) == ("division-by-zero", ("int64",), "RuntimeError", "ZeroDivisionError")
-    assert div_int.where == f"{FIXTURES / 'holds.yaml'}:18"
+    assert div_int.where == f"{FIXTURES / 'holds.yaml'}:21"
+    assert div_int.cite == "opset/special_cases/holds.yaml#div.Tensor_mode-division-by-zero"
     assert cases["aten::max.dim"][0].expect_each == (3.0, {"values": 1, "dtype": "int64"})
 
 
@@ -248,7 +249,7 @@ def test_validate_reports_a_false_row_at_its_line(opset_copy, capsys):
     output = capsys.readouterr()
     assert code == 1
     [line] = [l for l in output.out.splitlines() if l.startswith(str(path)) and "missing:" not in l]
-    assert line.startswith(f"{path}:7:7: aten::sign row 'The sign of NaN is NaN.'")
+    assert line.startswith(f"{path}:8:7: aten::sign row 'The sign of NaN is NaN.'")
     # Without torch the rows are not run, and the same data is clean.
     assert main(["validate", "--opset-dir", str(opset_copy), "--no-torch"]) == 0
 
@@ -258,7 +259,7 @@ def test_validate_without_torch_reports_schema_errors_and_ops_outside_the_opset(
 
     path = _with_rows(opset_copy, "misc.yaml", (FIXTURES / "unknown_class.yaml").read_text())
     report = validate(opset_copy, use_torch=False)
-    assert [str(f.mark) for f in report.findings] == [f"{path}:4:7"]
+    assert [str(f.mark) for f in report.findings] == [f"{path}:5:7"]
     path = _with_rows(opset_copy, "misc.yaml", (FIXTURES / "unknown_op.yaml").read_text())
     report = validate(opset_copy, use_torch=False)
     assert [str(f) for f in report.findings] == [
@@ -272,7 +273,7 @@ def test_validate_without_torch_reports_schema_errors_and_ops_outside_the_opset(
 def test_validate_notes_the_ops_without_rows_per_file(opset_copy):
     from opspec.checks.validate import validate
 
-    _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text().split("    - says: The sign of NaN is NaN.")[0])
+    _with_rows(opset_copy, "pointwise-unary.yaml", (FIXTURES / "false_row.yaml").read_text().split("    - id: sign-nan-false")[0])
     report = validate(opset_copy, use_torch=False)
     assert report.findings == []
     by_file = {Path(n.mark.path).name: n.message for n in report.missing}
@@ -301,7 +302,7 @@ def test_a_decomposition_is_held_to_its_ops_rows():
     assert problem.endswith("expected RuntimeError matching 'ZeroDivisionError', the decomposition silent gives [0] (int64)")
     naive = replace(div, candidate=lambda self, other, *, rounding_mode=None: torch.floor(self / other), implementation="naive")
     [problem] = decomp_check.check_special_cases(naive, rows_div, "float32")
-    assert problem.startswith(f"{FIXTURES / 'holds.yaml'}:13: aten::div.Tensor_mode row 'Floor division of an infinite numerator is NaN.' (float32)")
+    assert problem.startswith(f"{FIXTURES / 'holds.yaml'}:15: aten::div.Tensor_mode row 'Floor division of an infinite numerator is NaN.' (float32)")
     assert "the decomposition naive gives [inf, -inf] (float32)" in problem
     expm1 = decomp_check.subject_for_rule(opset, opset.rules_by_op["aten::expm1"])
     assert decomp_check.check_special_cases(expm1, cases["aten::expm1"], "float64") == []
@@ -332,7 +333,7 @@ def test_a_filled_literal_writes_a_long_dim_in_a_line():
 
 def test_torch_too_lets_torch_give_an_allowed_result_where_its_answer_depends_on_the_build(tmp_path):
     # the sign of NaN is 0 in torch; a row expecting NaN that allows 0 holds for torch only with torch_too
-    text = ("ops:\n  aten::sign:\n    - says: The sign of NaN is NaN or 0, depending on the build.\n      class: nan\n"
+    text = ("ops:\n  aten::sign:\n    - id: sign-nan\n      says: The sign of NaN is NaN or 0, depending on the build.\n      class: nan\n"
             "      inputs: {self: [nan]}\n      expect: [nan]\n      latitude:\n        allowed: [[0.0]]\n"
             "        reason: a kernel that compares with zero gives 0 for NaN\n")
     strict, lenient = tmp_path / "strict.yaml", tmp_path / "lenient.yaml"

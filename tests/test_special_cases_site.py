@@ -20,21 +20,25 @@ from opspec.spec.workspace import Workspace
 HERE = Path(__file__).resolve().parent
 ROWS = """ops:
   aten::abs:
-    - says: The absolute value of negative zero is positive zero.
+    - id: abs-signed-zero
+      says: The absolute value of negative zero is positive zero.
       class: signed-zero
       inputs: {self: ['-0.0']}
       expect: ['+0.0']
-    - says: The absolute value of NaN is 1.
+    - id: abs-nan
+      says: The absolute value of NaN is 1.
       class: nan
       inputs: {self: [nan]}
       expect: [1.0]
-    - says: Only newer torch versions are claimed to do this.
+    - id: abs-extremes
+      says: Only newer torch versions are claimed to do this.
       class: extremes
       inputs: {self: [-max]}
       expect: [max]
       torch: '>=9.0'
       reason: a row for a torch that does not exist yet, to show the range
-    - says: A bool input is refused.
+    - id: abs-error
+      says: A bool input is refused.
       class: error
       inputs: {self: {values: [true], dtype: bool}}
       raises: RuntimeError

@@ -323,7 +323,7 @@ def check_special_cases(subject: Subject, cases: tuple[SpecialCase, ...], dtype:
         args, kwargs = special.materialize(case, subject.kernel, dtype, device)
         kernel = special.judge(case, dtype, special.run(subject.kernel, args, kwargs), latitude=False)
         if not kernel.ok:
-            problems.append(f"{case.where}: row '{case.says}' is false for torch itself: expected {kernel.expected}, "
+            problems.append(f"{case.cite}: row '{case.says}' is false for torch itself: expected {kernel.expected}, "
                             f"torch gives {kernel.got} (opspec validate reports it)")
             continue
         args, kwargs = special.materialize(case, subject.kernel, dtype, device)  # fresh inputs: no aliasing with the kernel's run
@@ -332,7 +332,7 @@ def check_special_cases(subject: Subject, cases: tuple[SpecialCase, ...], dtype:
             continue
         verdict = special.judge(case, dtype, result, latitude=False)
         if not verdict.ok:
-            problems.append(f"{case.where}: {subject.op} row '{case.says}' ({dtype}): expected {verdict.expected}, "
+            problems.append(f"{case.cite}: {subject.op} row '{case.says}' ({dtype}): expected {verdict.expected}, "
                             f"the decomposition {subject.implementation} gives {verdict.got}"
                             + (f" ({verdict.reason})" if verdict.reason else ""))
     return problems

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from opspec.spec import accuracy as spec_accuracy
-from opspec.spec import paths
 from opspec.spec.accuracy import Contracts
 from opspec.spec.model import OpDescription
 from opspec.spec.special_cases import SpecialCase
@@ -63,7 +62,7 @@ def read(opset_root: Path, op: str, descriptions: dict[str, OpDescription],
 
 
 def _where(row: SpecialCase) -> str:
-    return f"{Path(row.mark.path).name}:{row.mark.line}"
+    return f"{row.file}#{row.id}"
 
 
 def _inputs_text(row: SpecialCase) -> str:
@@ -83,7 +82,7 @@ def _outcome_text(row: SpecialCase) -> str:
 
 
 def _row_record(row: SpecialCase) -> dict[str, Any]:
-    record = {"where": f"{paths.display(Path(row.mark.path))}:{row.mark.line}", "class": row.klass, "says": row.says,
+    record = {"id": row.id, "where": row.cite, "class": row.klass, "says": row.says,
               "inputs": row.inputs, "dtypes": list(row.dtypes)}
     if row.raises:
         record.update(raises=row.raises, match=row.match)

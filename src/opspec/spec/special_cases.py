@@ -50,6 +50,7 @@ class SpecialCase:
     reason: str | None = None
     mark: Mark = Mark("<unknown>", 1, 1)
     has_expect: bool = False  # ``expect: null`` is not a row (the schema refuses it); this tells 0-d None apart
+    id: str = ""  # stable within its file; a citation is ``FILE#id`` (see :mod:`opspec.spec.row_refs`)
 
     @classmethod
     def from_dict(cls, op: str, data: dict, mark: Mark) -> "SpecialCase":
@@ -72,6 +73,7 @@ class SpecialCase:
             reason=data.get("reason"),
             mark=mark,
             has_expect="expect" in data,
+            id=data.get("id", ""),
         )
 
     def __hash__(self) -> int:  # inputs is a dict; a row is identified by where it stands
@@ -79,8 +81,17 @@ class SpecialCase:
 
     @property
     def where(self) -> str:
-        """``path:line`` of the row."""
+        """``path:line`` of the row: where an editor finds it now (findings); citations use :attr:`cite`."""
         return f"{self.mark.path}:{self.mark.line}"
+
+    @property
+    def file(self) -> str:
+        return Path(self.mark.path).name
+
+    @property
+    def cite(self) -> str:
+        """``opset/special_cases/FILE#id``: how reports, expectations and prose name the row (lines move, ids do not)."""
+        return f"opset/{FOLDER}/{self.file}#{self.id}"
 
 
 def plain(value: Any) -> Any:
@@ -153,6 +164,7 @@ def _read_file(path: Path) -> tuple[list[SpecialCase], list[Finding]]:
     findings = []
     ops = data.get("ops") if isinstance(data, dict) else None
     rows_with_own_findings: set[tuple[str, int]] = set()
+    ids: dict[str, Mark] = {}
     if isinstance(ops, dict):
         for op, rows in ops.items():
             for index, row in enumerate(rows if isinstance(rows, list) else ()):
@@ -160,6 +172,13 @@ def _read_file(path: Path) -> tuple[list[SpecialCase], list[Finding]]:
                 if own:
                     rows_with_own_findings.add((op, index))
                 findings += own
+                row_id = row.get("id") if isinstance(row, dict) else None
+                if isinstance(row_id, str):
+                    at = yamlio.mark_of(row, "id", default=yamlio.mark_of(rows, index))
+                    if row_id in ids:
+                        findings.append(Finding(at, f"{op}: id {row_id!r} is already the id of the row at line "
+                                                    f"{ids[row_id].line}; a row's id is unique in its file"))
+                    ids.setdefault(row_id, at)
     for finding in load.schema_findings(data, SCHEMA, str(path)):
         row_path = _ROW_PATH.match(finding.message)
         # anyOf/oneOf failures print the whole value; the row's own finding says it in one line.
