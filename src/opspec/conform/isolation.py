@@ -100,8 +100,8 @@ def _serve(connection, settings: Settings) -> None:
             return
         if message is None:
             return
-        if isinstance(message, tuple) and message[0] == "alone":  # ("alone", case): a failure confirmed
-            connection.send(("record", _captured_run(runner, Case(**message[1]), True, settings)))
+        if isinstance(message, tuple) and message[0] == "alone":  # ("alone", case, suspect): a failure confirmed
+            connection.send(("record", _captured_run(runner, Case(**message[1]), True, settings, message[2])))
             continue
         if isinstance(message, tuple):  # ("attribute", case, record, repro): a lost case's example, re-checked
             _, case, record, repro = message
@@ -112,13 +112,14 @@ def _serve(connection, settings: Settings) -> None:
         connection.send(("record", _captured_run(runner, Case(**message), False, settings)))
 
 
-def _captured_run(runner: CaseRunner, case: Case, alone: bool, settings: Settings) -> dict[str, Any]:
+def _captured_run(runner: CaseRunner, case: Case, alone: bool, settings: Settings,
+                  suspect: str | None = None) -> dict[str, Any]:
     """The case's record, what it printed captured, bounded and appended to the log (torch_logs.settle)."""
     if not settings.log_file:
-        return runner.run(case, alone=alone)
+        return runner.run(case, alone=alone, suspect=suspect)
     part = torch_logs.part_path(settings.log_file, case.id)
     with torch_logs.captured(part, settings.log_file):
-        record = runner.run(case, alone=alone)
+        record = runner.run(case, alone=alone, suspect=suspect)
     settled = torch_logs.settle(part, settings.log_file, f"{case.op} {case.dtype} {case.device}")
     return with_log(record, settled)
 
@@ -183,18 +184,18 @@ class Isolated:
             return record  # a device fault is replayed nowhere: the device, not the case, decided it
         first = {"status": record["status"], "message": record.get("message", "")}
         duration = record.get("duration_s", 0.0)
-        record = self._run(case, alone=True)
+        record = self._run(case, alone=True, suspect=(record.get("special_case") or {}).get("row"))
         record["duration_s"] = round(duration + record.get("duration_s", 0.0), 3)
         if (record["status"], record.get("message", "")) != (first["status"], first["message"]):
             record["first_run"] = first
         return record
 
-    def _run(self, case: Case, alone: bool) -> dict[str, Any]:
+    def _run(self, case: Case, alone: bool, suspect: str | None = None) -> dict[str, Any]:
         if self.process is None:
             self._start()
         started = time.perf_counter()
         assert self.connection is not None
-        self.connection.send(("alone", case.as_dict()) if alone else case.as_dict())
+        self.connection.send(("alone", case.as_dict(), suspect) if alone else case.as_dict())
         part = torch_logs.part_path(self.settings.log_file, case.id) if self.settings.log_file else None
         ready, cut = self._wait(part)
         elapsed = round(time.perf_counter() - started, 3)

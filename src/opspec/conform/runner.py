@@ -98,16 +98,18 @@ class CaseRunner:
         self.settings = settings
         self.opset = cached_opset(settings.opset)
         self.backend = backends.resolve(settings.backend, self.opset, dynamic=settings.dynamic)
-        self.alone = False
+        self.alone, self.suspect = False, None
         if settings.log_file:  # the worker points stderr at the log, or at the running case's capture
             torch_logs.to_stderr()
 
-    def run(self, case: Case, alone: bool = False) -> dict[str, Any]:
+    def run(self, case: Case, alone: bool = False, suspect: str | None = None) -> dict[str, Any]:
         """The case's record. ``alone``: nothing shares a program (no rows riding on a drawn program, no rows
         batched or run together), and the repro of each drawn example and row is written before it runs: the
-        run that confirms a failure, so its record is the first unit that fails on its own, replayable alone."""
+        run that confirms a failure, so its record is the first unit that fails on its own, replayable alone.
+        ``suspect``: the row the first run failed on, tried first among the rows (one compile, where it fails
+        again, instead of one per row before it)."""
         started = time.perf_counter()
-        self.alone = alone
+        self.alone, self.suspect = alone, suspect
         swallowed = special_rows.swallowed[0]
         torch._dynamo.reset()  # fresh dynamo state: no case sees another's caches or recompile counts
         compiles_before = self.backend.compiles
@@ -299,7 +301,7 @@ class CaseRunner:
 
             failed, run, rows = special_rows.check(self.backend, op, case, compiled, budget=0 if ride else
                                                    self.settings.max_compiles, built_by=built_by, ride=ride,
-                                                   before=before if alone else None)
+                                                   before=before if alone else None, suspect=self.suspect)
             if failed is not None:
                 self.failing = (run.example, run.compiled_for or run.example)
                 row = (special_rows.where(run.row), run.dtype, run.row.says) if run.row is not None else None

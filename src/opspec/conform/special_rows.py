@@ -36,7 +36,7 @@ from opspec.conform.backends import CompileError
 from opspec.spec.errors import one_line
 from opspec.spec import row_refs
 from opspec.spec import special_cases as spec_cases
-from opspec.spec.special_cases import SpecialCase, load_special_cases
+from opspec.spec.special_cases import OUT_OF_CONTRACT, SpecialCase, load_special_cases
 from opspec.testing import special_cases as sc
 from opspec.testing import strategies
 from opspec.testing.strategies import Call
@@ -65,7 +65,7 @@ def rows_for(op, dtype: str, device: str) -> list[RowRun]:
     hinted = [cases.dtype_name(d) for d in strategies.dtypes_under_test(op.name, op.testing)]
     runs = []
     for row in all_rows().get(op.name, ()):
-        if row.raises or not sc.applies(row, torch.__version__, device):
+        if row.raises or row.klass == OUT_OF_CONTRACT or not sc.applies(row, torch.__version__, device):
             continue
         if dtype not in sc.case_dtypes(row, hinted):
             continue
@@ -277,7 +277,8 @@ def _forget(seen: list | None, mark: int) -> None:
 
 def check(backend, op, case: cases.Case, compiled: dict, budget: int,
           built_by: dict | None = None, ride: Ride | None = None,
-          before: Callable[[RowRun], None] | None = None) -> tuple[dict | None, RowRun | None, dict]:
+          before: Callable[[RowRun], None] | None = None,
+          suspect: str | None = None) -> tuple[dict | None, RowRun | None, dict]:
     """(a failing record or None, the row it failed on, a summary); when every row holds, the middle item is the
     row (or batch of rows, as one example) whose program ran the op farthest from the backend's target (its
     runtime, or PyTorch), for the case's repro.
@@ -286,7 +287,8 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int,
     ``budget`` new programs; rows that would need more are counted in the summary as not run. ``built_by``
     maps compile keys to the example each program was built for (rows add theirs), so a repro rebuilds it.
     ``before``: every row runs alone, in order, with no budget, and ``before(row)`` is called first (the
-    runner writes the row's repro, so a crash leaves the row that caused it).
+    runner writes the row's repro, so a crash leaves the row that caused it); the row at ``suspect`` (where)
+    runs first.
     """
     seen = evidence.current()
     built_by = {} if built_by is None else built_by
@@ -328,8 +330,8 @@ def check(backend, op, case: cases.Case, compiled: dict, budget: int,
 
     used: list[str] = []
     if before is not None:
-        runs = rows_for(op, case.dtype, case.device)
-        for number, run in enumerate(runs):
+        runs = sorted(rows_for(op, case.dtype, case.device), key=lambda run: where(run.row) != suspect)
+        for run in runs:
             owner = built_by.get(run.example.key) if run.example.key in compiled else None
             run = dataclasses.replace(run, compiled_for=owner if owner is not run.example else None)
             before(run)
