@@ -71,7 +71,7 @@ def test_an_unknown_status_is_read_not_refused():
 def test_a_record_knows_its_case():
     record = CaseRecord.from_dict({"op": "aten::add.Tensor", "dtype": "float16", "device": "cuda", "status": "xfail"})
     assert record.case == Case("aten::add.Tensor", "float16", "cuda")
-    assert record.case.id == "add.Tensor-float16-cuda" and str(record.case) == "aten::add.Tensor float16 cuda"
+    assert record.case.id == "add.Tensor-float16-cuda" and record.case.name == "aten::add.Tensor float16 cuda"
     assert record.final_outcome == "xfail" and record.clean and not record.passed
     assert record.replace(outcome="fail").final_outcome == "fail"
 

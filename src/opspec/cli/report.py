@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
 
 
 def run_merge(args) -> int:
-    from opspec.conform import lowering, merge, report, suite
+    from opspec.conform import merge, report
 
     if args.out:
         _not_a_part(Path(args.out), args.parts)
@@ -31,13 +31,13 @@ def run_merge(args) -> int:
         final, _ = merge.merge([Path(part) for part in args.parts])
     except merge.MergeError as err:
         raise UsageError(str(err)) from None
-    out = Path(args.out or f"conformance-{report.slug(lowering.backend_name(final))}-{final['device']}.json")
+    out = Path(args.out or f"conformance-{report.slug(final.backend_name)}-{final.device}.json")
     _not_a_part(out, args.parts)
     pathargs.prepare(files=[out], folders=[out.with_suffix(".repros")])
     merge.write(out, final)
-    print(report.summary_table(final))
+    print(report.summary_table(final.to_dict()))
     print(f"\nmerged {len(args.parts)} parts: {out}")
-    return suite.exit_code(final)
+    return 0 if all(record.clean for record in final.records) else 1
 
 
 def _not_a_part(out: Path, parts: list) -> None:

@@ -14,7 +14,6 @@ import fnmatch
 import linecache
 import re
 import warnings
-import zlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -23,6 +22,7 @@ from hypothesis.errors import HypothesisDeprecationWarning
 
 from opspec.bridge import torch_ops
 from opspec.conform import preconditions
+from opspec.results.model import Case  # noqa: F401  (the conform layer's cases are the report's)
 from opspec.spec.model import CoreOp, Opset, canonical_op_name
 from opspec.testing import kernel_errors, strategies
 from opspec.testing.strategies import Call
@@ -46,24 +46,6 @@ SYMBOLIC: dict[str, Callable] = {
 
 # the calls whose result torch defines, by op (opspec.conform.preconditions), as other suites ask for them here
 PRECONDITIONS = preconditions.PRECONDITIONS
-
-
-@dataclass(frozen=True)
-class Case:
-    op: str
-    dtype: str
-    device: str
-
-    @property
-    def id(self) -> str:
-        return f"{self.op.removeprefix('aten::')}-{self.dtype}-{self.device}"
-
-    def as_dict(self) -> dict[str, str]:
-        return {"op": self.op, "dtype": self.dtype, "device": self.device}
-
-    def seed(self, base: int) -> int:
-        """A seed of its own per case, stable across runs and processes."""
-        return (base * 1_000_003 + zlib.crc32(self.id.encode())) % (2**32)
 
 
 def dtype_name(dtype: torch.dtype) -> str:

@@ -10,17 +10,17 @@ non-passing case's repro beside it; it records the parts it came from.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from opspec.conform import expectations, hardware, lowering, report
-from opspec.conform.cases import Case
-from opspec.conform.runner import cached_opset
-from opspec.spec import atomic
+from opspec.conform import hardware, lowering
+from opspec.conform.finish import finish
+from opspec.results import tally
+from opspec.results.model import Case, Node, Part, Report, ReportFormatError
+from opspec.spec import atomic, load
 
-# header keys every part must share: what was tested and how
+# header fields every part must share: what was tested and how
 SAME = ("format", "opspec", "torch", "backend", "device", "opset", "seed", "max_examples", "max_compiles", "dtypes",
         "ops", "expectations", "isolated", "dynamic", "special_cases")
-# header keys that describe one part's machine or run, kept per part
+# header fields that describe one part's machine or run, kept per part
 PER_PART = ("python", "platform", "device_name", "duration_s", "jobs", "shuffle")
 
 
@@ -28,89 +28,101 @@ class MergeError(ValueError):
     """The parts cannot be merged: one line naming the parts and what differs."""
 
 
-def read_part(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A final report's header and records; a journal (a run not finished) is refused."""
+def read_part(path: Path) -> Report:
+    """A final report; a journal (a run not finished) is refused."""
     try:
-        head, records = report.read_previous(path)
-    except report.ReportError as err:
+        part = Report.load(path)
+    except ReportFormatError as err:
+        if _is_journal(path):
+            raise MergeError(f"{path}: a journal, not a final report (finish the run with --resume {path} first)") from None
         raise MergeError(str(err)) from None
-    if "duration_s" not in head:  # only a final report has it
+    if part.header.duration_s is None:  # only a final report has it
         raise MergeError(f"{path}: a journal, not a final report (finish the run with --resume {path} first)")
-    return head, records
+    return part
 
 
-def merge(paths: list[Path]) -> tuple[dict[str, Any], list[str]]:
+def _is_journal(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.readline().lstrip().startswith('{"header"')
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def merge(paths: list[Path]) -> tuple[Report, list[str]]:
     """The merged report and its warnings; MergeError when the parts disagree or do not add up."""
-    parts = [(path, *read_part(path)) for path in paths]
-    first_path, first, _ = parts[0]
-    for path, head, _ in parts[1:]:
+    parts = [(path, read_part(path)) for path in paths]
+    first_path, first = parts[0]
+    for path, part in parts[1:]:
         for key in SAME:
-            if head.get(key) != first.get(key):
-                raise MergeError(f"{path} and {first_path} differ in {key}: {head.get(key)!r} vs {first.get(key)!r}")
+            mine, theirs = getattr(part.header, key), getattr(first.header, key)
+            if mine != theirs:
+                raise MergeError(f"{path} and {first_path} differ in {key}: {_shown(mine)!r} vs {_shown(theirs)!r}")
     _check_shards(parts)
-    machines = {h.get("device_name") for _, h, _ in parts}
+    machines = {part.header.device_name for _, part in parts}
     records, seen = [], {}
-    for path, head, part_records in parts:
-        for record in part_records:
-            case = report.case_of(record)
-            if case in seen:
-                raise MergeError(f"{case.op} {case.dtype} {case.device} is in both {seen[case]} and {path}")
-            seen[case] = path
-            if len(machines) > 1 and head.get("device_name") and "device_name" not in record:
+    for path, part in parts:
+        for record in part.records:
+            if record.case in seen:
+                raise MergeError(f"{record.case.name} is in both {seen[record.case]} and {path}")
+            seen[record.case] = path
+            if len(machines) > 1 and part.header.device_name and record.device_name is None:
                 # parts from several machines: each case names its own, for expectations limited by hardware
-                record = {**record, "device_name": head["device_name"]}
+                record = record.replace(device_name=part.header.device_name)
             records.append(record)
     warnings = []
     for key in ("device_name", "platform", "python"):
-        values = sorted({str(head.get(key)) for _, head, _ in parts if head.get(key) is not None})
-        if len(values) > 1 and key == "device_name" and first.get("device") == "cuda":  # another GPU, another result
+        values = sorted({str(v) for _, part in parts if (v := getattr(part.header, key)) is not None})
+        if len(values) > 1 and key == "device_name" and first.device == "cuda":  # another GPU, another result
             raise MergeError(f"the parts ran on different GPUs: {'; '.join(values)}")
         if len(values) > 1:  # CPU models of hosted runners vary: said, not refused
             warnings.append(f"the parts ran on different {key.replace('_', ' ')}s: {'; '.join(values)}")
     # the first part's header (its python and platform; the warnings name any other), less what was its alone
-    head = {key: value for key, value in first.items()
-            if key not in ("shard", "$schema", "warnings", "duration_s", "jobs", "shuffle")}
-    if "device_name" in head:
-        head["device_name"] = hardware.JOINED.join(sorted({str(h["device_name"]) for _, h, _ in parts if h.get("device_name")}))
-    head["parts"] = [{"report": str(path), "shard": _shard_text(h), "cases": len(r),
-                      **{key: h[key] for key in PER_PART if key in h}} for path, h, r in parts]
-    kept = [w for _, h, _ in parts for w in h.get("warnings", []) if not _computed_warning(w)]
-    final = report.final(head, records, order=_order(first["opset"], parts),
-                         warnings=[*dict.fromkeys(kept), *expectations.stale(records), *warnings],
-                         duration_s=sum(float(h.get("duration_s") or 0.0) for _, h, _ in parts))
+    names = sorted({str(p.header.device_name) for _, p in parts if p.header.device_name})
+    alone = {"schema", "shard", "duration_s", "jobs", "shuffle"}
+    head = first.header.replace(
+        **dict.fromkeys(alone), nulls=first.header.nulls - alone,
+        device_name=hardware.JOINED.join(names) if first.header.device_name is not None else None,
+        parts=tuple(Part(report=str(path), shard=str(p.header.shard), cases=len(p.records),
+                         nulls=frozenset(k for k in PER_PART if k in p.header.nulls),
+                         **{key: getattr(p.header, key) for key in PER_PART if getattr(p.header, key) is not None})
+                    for path, p in parts))
+    kept = [w for _, p in parts for w in p.warnings if not _computed_warning(w)]
+    final = finish(head, records, order=_order(first.opset, parts),
+                   warnings=[*dict.fromkeys(kept), *tally.stale_expectations(records), *warnings],
+                   duration_s=sum(float(p.header.duration_s or 0.0) for _, p in parts),
+                   declared=Path(first.lowering.manifest) if first.lowering is not None else None)
     return final, warnings
 
 
-def _check_shards(parts: list[tuple[Path, dict[str, Any], list]]) -> None:
-    shards = [head.get("shard") for _, head, _ in parts]
-    if not all(isinstance(s, dict) for s in shards):
-        unsplit = next(path for (path, _, _), s in zip(parts, shards) if not isinstance(s, dict))
+def _shown(value):
+    """A header field as the report writes it."""
+    return value.to_dict() if isinstance(value, Node) else list(value) if isinstance(value, tuple) else value
+
+
+def _check_shards(parts: list[tuple[Path, Report]]) -> None:
+    unsplit = next((path for path, part in parts if part.header.shard is None), None)
+    if unsplit is not None:
         raise MergeError(f"{unsplit}: not a part of a split run (no shard in its header; run it with --shard K/N)")
-    first_path = parts[0][0]
-    for (path, _, records), shard in zip(parts, shards):
-        for key in ("count", "costs"):
-            if shard.get(key) != shards[0].get(key):
-                what = "shard count" if key == "count" else "cost table (digest)"
+    first_path, first = parts[0][0], parts[0][1].header.shard
+    for path, part in parts:
+        shard = part.header.shard
+        for key, what in (("count", "shard count"), ("costs", "cost table (digest)")):
+            if getattr(shard, key) != getattr(first, key):
                 raise MergeError(f"{path} and {first_path} were split differently: {what} "
-                                 f"{shard.get(key)!r} vs {shards[0].get(key)!r}")
-        if shard.get("cases") is not None and shard["cases"] != len(records):
-            raise MergeError(f"{path}: shard {_shard_text({'shard': shard})} planned {shard['cases']} cases "
-                             f"but holds {len(records)}")
+                                 f"{getattr(shard, key)!r} vs {getattr(first, key)!r}")
+        if shard.cases is not None and shard.cases != len(part.records):
+            raise MergeError(f"{path}: shard {shard} planned {shard.cases} cases but holds {len(part.records)}")
     held: dict[int, Path] = {}
-    for (path, _, _), shard in zip(parts, shards):
-        if shard["index"] in held:
-            raise MergeError(f"shard {shard['index']}/{shard['count']} is given twice: {held[shard['index']]} and {path}")
-        held[shard["index"]] = path
-    count = shards[0]["count"]
-    missing = [f"{index}/{count}" for index in range(1, count + 1) if index not in held]
+    for path, part in parts:
+        index = part.header.shard.index
+        if index in held:
+            raise MergeError(f"shard {part.header.shard} is given twice: {held[index]} and {path}")
+        held[index] = path
+    missing = [f"{index}/{first.count}" for index in range(1, first.count + 1) if index not in held]
     if missing:
         raise MergeError(f"missing shard{'s' if len(missing) > 1 else ''} {', '.join(missing)}: "
                          f"{'their' if len(missing) > 1 else 'its'} cases are in none of the {len(parts)} parts")
-
-
-def _shard_text(head: dict[str, Any]) -> str:
-    shard = head.get("shard") or {}
-    return f"{shard.get('index')}/{shard.get('count')}"
 
 
 def _computed_warning(text: str) -> bool:
@@ -118,23 +130,23 @@ def _computed_warning(text: str) -> bool:
     return text.startswith(lowering.WARNING_PREFIX) or ": stale expectation on " in text
 
 
-def _order(opset_version: str, parts) -> list[Case]:
+def _order(opset_version: str, parts: list[tuple[Path, Report]]) -> list[Case]:
     """The unsharded plan's order: ops as the opset lists them, each op's cases as its part ran them."""
-    rank = {op.name: index for index, op in enumerate(cached_opset(opset_version).active_ops())}
-    cases = [report.case_of(r) for _, _, records in parts for r in records]
+    rank = {op.name: index for index, op in enumerate(load.load_opset(opset_version).active_ops())}
+    cases = [record.case for _, part in parts for record in part.records]
     return sorted(cases, key=lambda case: rank.get(case.op, len(rank)))  # sorted() is stable
 
 
-def write(path: Path, final: dict[str, Any]) -> None:
+def write(path: Path, final: Report) -> None:
     """The merged report, with each repro its records carry written beside it (REPORT.repros/CASE.py)."""
     repro_dir = path.with_suffix(".repros")
-    results = []
-    for record in final["results"]:
-        if record.get("repro") and record.get("repro_file"):
-            target = repro_dir / f"{report.case_of(record).id}.py"
-            atomic.write_text(target, record["repro"])
-            record = {**record, "repro_file": str(target)}
-        results.append(record)
-    report.write(path, {**final, "results": results})
+    records = []
+    for record in final.records:
+        if record.repro and record.repro_file:
+            target = repro_dir / f"{record.case.id}.py"
+            atomic.write_text(target, record.repro)
+            record = record.replace(repro_file=str(target))
+        records.append(record)
+    atomic.write_text(path, final.with_records(records).dumps())
     if repro_dir.is_dir() and not any(repro_dir.iterdir()):
         repro_dir.rmdir()

@@ -19,15 +19,11 @@ from typing import Any, Iterable, TextIO
 from opspec import __version__
 from opspec.conform import hardware
 from opspec.conform import lowering as lowering_mod
-from opspec.conform.attribution import BLAME
-from opspec.conform.backends import registry
-from opspec.conform.cases import Case
-from opspec.conform.evidence import EXECUTED
-from opspec.conform.runner import CLEAN, RIGHT_ANSWERS, STATUSES
+from opspec.conform.finish import FORMAT, SCHEMA_URL, finish
+from opspec.results import tally
+from opspec.results.model import Case, CaseRecord, Header
+from opspec.results.vocabulary import BLAME, CLEAN, EXECUTED, RIGHT_ANSWERS, STATUSES
 from opspec.spec import atomic
-
-FORMAT = 1
-SCHEMA_URL = "https://opspec.dev/schema/conformance_report.schema.json"
 SECTIONS = ("results", "summary", "executed", "blame", "root_causes", "lowering", "functionalization")  # computed by a run, never carried by --resume
 
 
@@ -165,73 +161,15 @@ def with_section(final: dict[str, Any], name: str, section: dict[str, Any]) -> d
     return {**rest, name: section, "results": final["results"]}
 
 
-def summarize(records: list[dict[str, Any]]) -> dict[str, int]:
-    counts = Counter(r["status"] for r in records)
-    return {status: counts.get(status, 0) for status in STATUSES}
-
-
-def executed_counts(records: list[dict[str, Any]]) -> dict[str, int]:
-    """How many cases each party executed (``executed``), over the cases that ran."""
-    counts = Counter(r.get("executed", "unknown") for r in records if r.get("outcome", r["status"]) != "skip")
-    return {party: counts.get(party, 0) for party in EXECUTED}
-
-
-def blame_counts(records: list[dict[str, Any]]) -> dict[str, int]:
-    """Who failed, over the cases whose outcome was not a pass."""
-    counts = Counter(r["blame"] for r in records if r.get("blame"))
-    return {party: counts.get(party, 0) for party in BLAME}
-
-
-# a number standing alone: the digits inside a name (float32, int64, conv2d, s0) are part of the name
-_NUMBERS = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)|\bs\d+\b|\bu\d+\b")
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-
-
-def cause_of(record: dict[str, Any]) -> str:
-    """A failure's message with its numbers, sizes, symbols and quoted names taken out: failures sharing it
-    share a root cause (``No ONNX function found for <OpOverload(op='aten.X', ...)>`` is one cause for every X)."""
-    first = next((line for line in str(record.get("message", "")).splitlines() if line.strip()), "")
-    return _NUMBERS.sub("N", _QUOTED.sub("'…'", first.strip()))[:160]
-
-
-def root_causes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cases that did not pass, grouped by (who failed, where, what): biggest group first."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in records:
-        outcome = r.get("outcome", r["status"])
-        if outcome in ("pass", "skip") and r["status"] != "xpass" or not r.get("blame"):
-            continue
-        key = (r["blame"], r.get("blame_stage", ""), outcome, cause_of(r))
-        groups.setdefault(key, []).append(r)
-    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
-    return [{"blame": blame, "stage": stage, "outcome": outcome, "cause": cause, "count": len(members),
-             "cases": [f"{r['op']} {r['dtype']} {r['device']}" for r in members]}
-            for (blame, stage, outcome, cause), members in ordered]
-
-
 def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Case], warnings: list[str],
           duration_s: float, manifests_dir: Path | None = None) -> dict[str, Any]:
     """The report; with a ``lowering`` section when the backend has a manifest (``manifests_dir``: where to look)."""
-    position = {case: i for i, case in enumerate(order)}
-    records = sorted(records, key=lambda r: position.get(case_of(r), len(position)))
-    declared = registry.declared_manifest(lowering_mod.backend_name(head))
-    lowering, lowering_warnings = lowering_mod.for_run(head, [r["op"] for r in records], manifests_dir, declared,
-                                                       lowering_mod.dtypes_of(records))
-    records = lowering_mod.mark_records(records, lowering)
-    compiles = [r.get("compiles", 0) for r in records]
-    return {
-        "$schema": SCHEMA_URL,
-        **head,
-        "duration_s": round(duration_s, 1),
-        "summary": {**summarize(records), "cases": len(records), "compiles": sum(compiles),
-                    "max_compiles_per_case": max(compiles, default=0)},
-        "executed": executed_counts(records),
-        "blame": blame_counts(records),
-        "root_causes": root_causes(records),
-        **({"lowering": lowering} if lowering is not None else {}),
-        "warnings": [*warnings, *lowering_warnings],
-        "results": records,
-    }
+    from opspec.conform.backends import registry  # the backends import torch: a merge finishes without them
+
+    header = Header.from_dict(head)
+    return finish(header, [CaseRecord.from_dict(r) for r in records], order=order, warnings=warnings,
+                  duration_s=duration_s, manifests_dir=manifests_dir,
+                  declared=registry.declared_manifest(header.backend_name)).to_dict()
 
 
 def write(path: Path, report: dict[str, Any]) -> None:

@@ -95,7 +95,7 @@ class Run:
 
 
 def case_key(record: CaseRecord) -> str:
-    return str(record.case)
+    return record.case.name
 
 
 def from_report(report: Report | Any, where: str, date: str, source: dict[str, str] | None = None) -> Run:

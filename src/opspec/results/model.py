@@ -92,6 +92,10 @@ class Node:
         except TypeError as err:  # a required key missing
             raise ReportFormatError(f"{cls.__name__}: {err}") from None
 
+    def written(self, name: str) -> bool:
+        """Whether the field was written, as a value or as null."""
+        return getattr(self, name) is not None or name in self.nulls
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, key, how in self._fields():
@@ -138,7 +142,7 @@ def _no_nulls() -> Any:
 
 # ---- a case ----
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Case:
     """One case of a run: an op in one dtype on one device (a report holds each at most once)."""
     op: str
@@ -149,7 +153,9 @@ class Case:
     def id(self) -> str:
         return f"{self.op.removeprefix('aten::')}-{self.dtype}-{self.device}"
 
-    def __str__(self) -> str:  # as root causes and messages name a case
+    @property
+    def name(self) -> str:
+        """``aten::op dtype device``: as root causes, history and messages name a case."""
         return f"{self.op} {self.dtype} {self.device}"
 
     def as_dict(self) -> dict[str, str]:
@@ -353,12 +359,16 @@ class Shard(Node):
 
 @dataclass(frozen=True)
 class Part(Node):
-    """One shard report a merged report joins."""
+    """One shard report a merged report joins, with what described its own machine and run."""
     report: str
     shard: str
     cases: int
+    python: str | None = None
+    platform: str | None = None
+    device_name: str | None = None
     duration_s: float | None = None
     jobs: int | None = None
+    shuffle: int | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
 
@@ -375,19 +385,20 @@ class Splice(Node):
     nulls: frozenset[str] = _no_nulls()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Header(Node):
-    """What was tested, with what, and how: everything in a report but its computed sections."""
-    backend: Backend = nested("one", Backend)
-    device: str | None = None  # every report opspec writes has device and opset: one from elsewhere may not
-    opset: str | None = None
+    """What was tested, with what, and how: everything in a report but its computed sections.
+    Fields in the order a report writes them."""
     schema: str | None = renamed("$schema", default=None)
     format: int | None = None
     opspec: str | None = None
     torch: str | None = None
     python: str | None = None
     platform: str | None = None
+    backend: Backend = nested("one", Backend)
+    device: str | None = None  # every report opspec writes has device and opset: one from elsewhere may not
     device_name: str | None = None
+    opset: str | None = None
     seed: int | None = None
     max_examples: int | None = None
     max_compiles: int | None = None

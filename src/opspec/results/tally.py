@@ -57,7 +57,7 @@ def root_causes(records: Iterable[CaseRecord]) -> list[RootCause]:
         groups.setdefault((r.blame, r.blame_stage or "", outcome, cause_of(r)), []).append(r)
     ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
     return [RootCause(blame=blame, stage=stage, outcome=outcome, cause=cause, count=len(members),
-                      cases=tuple(str(r.case) for r in members))
+                      cases=tuple(r.case.name for r in members))
             for (blame, stage, outcome, cause), members in ordered]
 
 
