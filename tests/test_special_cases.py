@@ -85,7 +85,7 @@ def test_loader_raises_data_error_at_the_row(tmp_path):
                     "      inputs: {self: [nan]}\n      expect: [0.0]\n      raises: RuntimeError\n")
     with pytest.raises(DataError) as err:
         spec_cases.load_special_cases(paths=[path])
-    assert str(err.value) == f"{path}:3:7: aten::sign: a row states exactly one of expect, expect_each, raises (more than one of them here)"
+    assert str(err.value) == f"{path}:3:7: aten::sign: a row states exactly one of expect, expect_each, raises, undefined (more than one of them here)"
 
 
 def test_loader_refuses_an_op_in_two_files_and_unknown_special_names(tmp_path):

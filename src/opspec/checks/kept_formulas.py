@@ -40,7 +40,7 @@ def _message(formula: Formula, hints, rows: tuple, parts: PartStore) -> str | No
                          lambda: _checked("drawn_verdict", formula, hints))
     if drawn and drawn[0] == "error":
         return drawn[1]  # the rows' inputs cannot change what is reported
-    written = [repr((bool(row.raises), row.dtypes, row.inputs)) for row in rows]  # what makes a row's call
+    written = [repr((bool(row.raises), row.klass, row.dtypes, row.inputs)) for row in rows]  # what makes a row's call
     on_rows = parts.recall(part_key("formula on special-case inputs", *text, *written),
                            lambda: _checked("rows_verdict", formula, rows))
     return first_message(drawn, on_rows)

@@ -38,7 +38,7 @@ def findings(cases: Mapping[str, tuple[SpecialCase, ...]], hints: Mapping, devic
 def _key(op: str, rows: tuple[SpecialCase, ...], hints: object, device: str) -> str:
     """The rows as written (file, not line) and the op's hints."""
     written = [f"{row.mark.path}\0{replace(row, mark=_NOWHERE)!r}" for row in rows]
-    return part_key("special-case rows", device, op, repr(hints), *written)
+    return part_key("special-case rows at every kernel path", device, op, repr(hints), *written)
 
 
 def _by_op(result, cases: Mapping[str, tuple[SpecialCase, ...]]) -> dict[str, Verdicts]:

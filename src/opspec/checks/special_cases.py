@@ -10,6 +10,12 @@ where the CPU kernel raises IndexError): nothing after it in that process can be
 trusted. There the rows run in a child process with synchronous launches, so the
 fault is the row that caused it; the row is a finding (``device fault``) and a fresh
 child goes on from the next row.
+
+Rows of an op torch tags pointwise run again past the vector width and broadcast
+(:mod:`opspec.testing.row_paths`): a row holds at every kernel path or says where it
+does not. Rows of inputs out of contract (class ``out-of-contract``: an index past the
+plane) can corrupt the heap instead of raising, so on CPU each runs in a forked child
+(:mod:`opspec.testing.contained`) and a corruption ends the child, not the check.
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -83,7 +89,7 @@ def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = N
 
 def _run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None, device: str,
                done: frozenset[str], on_row) -> Result:
-    from opspec.testing import kernel_errors, special_cases as rows
+    from opspec.testing import contained, kernel_errors, row_paths, special_cases as rows
     from opspec.testing.strategies import dtypes_under_test
 
     result = Result()
@@ -112,6 +118,12 @@ def _run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None, d
             for dtype in rows.case_dtypes(case, hint_dtypes):
                 try:
                     args, kwargs = rows.materialize(case, op, dtype, device)
+                    if case.klass == spec_cases.OUT_OF_CONTRACT and device == "cpu":  # may corrupt the heap: a child
+                        result.checked += 1
+                        judgement = rows.judge_contained(case, contained.run(_call(op, args, kwargs), rows.show))
+                        if not judgement.ok:
+                            failed.append((dtype, judgement))
+                        continue
                     outcome = rows.run(op, args, kwargs)
                     kernel_errors.screen(outcome) if isinstance(outcome, Exception) else None
                     result.checked += 1
@@ -133,6 +145,16 @@ def _run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None, d
                     break
                 if not judgement.ok:
                     failed.append((dtype, judgement))
+                    continue
+                for variant in row_paths.variants(case, op, args, kwargs):
+                    outcome = rows.run(op, variant.args, variant.kwargs)
+                    kernel_errors.screen(outcome) if isinstance(outcome, Exception) else None
+                    judgement = row_paths.judge(variant, case, dtype, outcome)
+                    if not judgement.ok:  # the row's own literal, and what the path gave
+                        expected = rows.expected_text(case)
+                        failed.append((f"{dtype} {variant.path}, {row_paths.LONG} long", replace(
+                            judgement, expected=expected, got=rows.show(outcome, 120))))
+                        break
             if failed:  # one finding per row: what the first dtype gave, and every dtype that failed
                 dtype, judgement = failed[0]
                 result.status[key] = "false"
@@ -144,6 +166,16 @@ def _run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None, d
                 result.false_rows.append(finding)
             on_row(key, result.status[key], finding, result.checked - checked)
     return result
+
+
+def _call(op, args: tuple, kwargs: dict):
+    """The row's call, raising what the kernel raises (a contained child reports it)."""
+    def call():
+        import torch
+
+        with torch.no_grad():
+            return op(*args, **kwargs)
+    return call
 
 
 # ---- on an accelerator: a child process per stretch of rows between device faults ----

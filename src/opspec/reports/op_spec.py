@@ -71,6 +71,8 @@ def _inputs_text(row: SpecialCase) -> str:
 
 
 def _outcome_text(row: SpecialCase) -> str:
+    if row.undefined:
+        return f"undefined (an error or any result): {row.undefined}"
     if row.raises:
         return f"raises {row.raises}" + (f" matching {row.match!r}" if row.match else "")
     if row.expect_each is not None:
@@ -84,7 +86,9 @@ def _outcome_text(row: SpecialCase) -> str:
 def _row_record(row: SpecialCase) -> dict[str, Any]:
     record = {"id": row.id, "where": row.cite, "class": row.klass, "says": row.says,
               "inputs": row.inputs, "dtypes": list(row.dtypes)}
-    if row.raises:
+    if row.undefined:
+        record["undefined"] = row.undefined
+    elif row.raises:
         record.update(raises=row.raises, match=row.match)
     elif row.expect_each is not None:
         record["expect_each"] = list(row.expect_each)

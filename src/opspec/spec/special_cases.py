@@ -18,7 +18,8 @@ from opspec.spec.yamlio import DataError, Mark
 
 FOLDER = "special_cases"
 SCHEMA = "special_cases.schema.json"
-RESULT_KEYS = ("expect", "expect_each", "raises")
+RESULT_KEYS = ("expect", "expect_each", "raises", "undefined")
+OUT_OF_CONTRACT = "out-of-contract"  # inputs the opset does not define: the row states an error or ``undefined``
 SPECIAL_NAMES = ("nan", "inf", "-inf", "-0.0", "+0.0", "max", "-max", "min", "tiny", "-tiny",
                  "subnormal", "-subnormal", "eps")
 
@@ -33,6 +34,14 @@ class Latitude:
 
 
 @dataclass(frozen=True)
+class StatedShape:
+    """The kernel paths (``long``, ``broadcast``: :mod:`opspec.testing.row_paths`) where torch answers otherwise."""
+
+    paths: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
 class SpecialCase:
     op: str
     says: str
@@ -42,9 +51,11 @@ class SpecialCase:
     expect: Any = None
     expect_each: tuple | None = None
     raises: str | None = None
+    undefined: str | None = None  # out of contract: what torch does instead of raising; any outcome conforms
     match: str | None = None
     rtol: float | None = None
     latitude: Latitude | None = None
+    stated_shape: StatedShape | None = None
     torch: str | None = None
     devices: tuple[str, ...] = ()  # empty: every device
     reason: str | None = None
@@ -55,6 +66,7 @@ class SpecialCase:
     @classmethod
     def from_dict(cls, op: str, data: dict, mark: Mark) -> "SpecialCase":
         latitude = data.get("latitude")
+        stated = data.get("stated_shape")
         return cls(
             op=op,
             says=data["says"],
@@ -64,10 +76,12 @@ class SpecialCase:
             expect=plain(data.get("expect")),
             expect_each=tuple(plain(data["expect_each"])) if "expect_each" in data else None,
             raises=data.get("raises"),
+            undefined=data.get("undefined"),
             match=data.get("match"),
             rtol=data.get("rtol"),
             latitude=Latitude(tuple(plain(latitude["allowed"])), latitude["reason"],
                               bool(latitude.get("torch_too"))) if latitude else None,
+            stated_shape=StatedShape(tuple(stated["paths"]), stated["reason"]) if stated else None,
             torch=data.get("torch"),
             devices=tuple(data.get("devices", ())),
             reason=data.get("reason"),
@@ -124,7 +138,10 @@ def _row_findings(op: str, row: Any, mark: Mark) -> list[Finding]:
     present = [key for key in RESULT_KEYS if key in row]
     if len(present) != 1:
         what = "none of" if not present else "more than one of"
-        findings.append(Finding(mark, f"{op}: a row states exactly one of expect, expect_each, raises ({what} them here)"))
+        findings.append(Finding(mark, f"{op}: a row states exactly one of expect, expect_each, raises, undefined ({what} them here)"))
+    if "undefined" in row and row.get("class") != OUT_OF_CONTRACT:
+        findings.append(Finding(yamlio.mark_of(row, "undefined", default=mark),
+                                f"{op}: only a row of class {OUT_OF_CONTRACT} may leave its outcome undefined"))
     for key in ("expect", "expect_each"):
         for leaf in _string_leaves(row.get(key)):
             if leaf not in SPECIAL_NAMES:

@@ -248,6 +248,15 @@ def show(value: Any, limit: int = 200) -> str:
 
 def _mismatch(literal: Any, got: Any, rtol: float | None) -> str | None:
     """Why ``got`` is not the literal's result (None when it is)."""
+    agreement = element_agreement(literal, got, rtol)
+    if isinstance(agreement, str):
+        return agreement
+    return None if bool(agreement.all()) else "values differ"
+
+
+def element_agreement(literal: Any, got: Any, rtol: float | None) -> "torch.Tensor | str":
+    """Which elements of ``got`` are the literal's (a bool tensor of its shape), or why they cannot be compared
+    (another dtype or shape, not a tensor)."""
     if isinstance(got, (bool, int, float)):
         got = torch.tensor(got)
     if not isinstance(got, torch.Tensor):
@@ -262,28 +271,27 @@ def _mismatch(literal: Any, got: Any, rtol: float | None) -> str | None:
         return str(err)
     if tuple(got.shape) != tuple(want.shape):
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
-    if got.dtype.is_floating_point or got.dtype.is_complex:
-        g, w = got.to(torch.complex128 if got.dtype.is_complex else torch.float64), want.to(
-            torch.complex128 if got.dtype.is_complex else torch.float64)
-        if got.dtype.is_complex:
-            g, w = torch.view_as_real(g), torch.view_as_real(w)
-            strict = strict.unsqueeze(-1).expand(g.shape)
-        ok = (g == w) | (torch.isnan(g) & torch.isnan(w))
-        if rtol is not None:
-            ok |= (g - w).abs() <= rtol * w.abs()
-        ok &= ~strict | (torch.signbit(g) == torch.signbit(w))
-    else:
-        ok = got == want
-    return None if bool(ok.all()) else "values differ"
+    if not (got.dtype.is_floating_point or got.dtype.is_complex):
+        return got == want
+    wide = torch.complex128 if got.dtype.is_complex else torch.float64
+    g, w = got.to(wide), want.to(wide)
+    if got.dtype.is_complex:
+        g, w = torch.view_as_real(g), torch.view_as_real(w)
+        strict = strict.unsqueeze(-1).expand(g.shape)
+    ok = (g == w) | (torch.isnan(g) & torch.isnan(w))
+    if rtol is not None:
+        ok |= (g - w).abs() <= rtol * w.abs()
+    ok &= ~strict | (torch.signbit(g) == torch.signbit(w))
+    return ok.all(-1) if got.dtype.is_complex else ok
 
 
-def _outputs(outcome: Any) -> list:
+def outputs_of(outcome: Any) -> list:
     return list(outcome) if isinstance(outcome, (tuple, list)) else [outcome]
 
 
 def _each_mismatch(literals: Iterable[Any], outcome: Any, rtol: float | None) -> str | None:
     literals = list(literals)
-    outputs = _outputs(outcome)
+    outputs = outputs_of(outcome)
     if len(outputs) != len(literals):
         return f"{len(outputs)} outputs, the row states {len(literals)}"
     for position, (literal, got) in enumerate(zip(literals, outputs)):
@@ -294,12 +302,29 @@ def _each_mismatch(literals: Iterable[Any], outcome: Any, rtol: float | None) ->
     return None
 
 
-def _expected_text(case: SpecialCase) -> str:
+def expected_text(case: SpecialCase) -> str:
+    if case.undefined:
+        return "undefined (an error or any result)"
     if case.raises:
         return case.raises + (f" matching {case.match!r}" if case.match else "")
     if case.expect_each is not None:
         return "(" + ", ".join("-" if e is None else _show_literal(e) for e in case.expect_each) + ")"
     return _show_literal(case.expect) + (f" within rtol {case.rtol:g}" if case.rtol else "")
+
+
+def judge_contained(case: SpecialCase, answer: Any) -> Judgement:
+    """A row of inputs out of contract, judged on what its call did in a child process
+    (:class:`opspec.testing.contained.Contained`): a row stating ``raises`` holds when the child raised it; a row
+    stating ``undefined`` holds unless torch checked the inputs and raised, since then the row can state that."""
+    expected, got = expected_text(case), str(answer)
+    if case.undefined:
+        if answer.kind == "raised":
+            return Judgement(False, expected=expected, got=got,
+                             reason="torch checks these inputs: the row can state what it raises")
+        return Judgement(True, latitude=f"undefined: {case.undefined}", expected=expected, got=got)
+    ok = answer.kind == "raised" and case.raises in answer.classes and \
+        (not case.match or re.search(case.match, answer.detail) is not None)
+    return Judgement(ok, "" if ok else f"expected {expected}, got {got}", expected=expected, got=got)
 
 
 def judge(case: SpecialCase, dtype: "str | torch.dtype", outcome: Any, *, latitude: bool = True) -> Judgement:
@@ -309,9 +334,11 @@ def judge(case: SpecialCase, dtype: "str | torch.dtype", outcome: Any, *, latitu
     says which; torch itself is judged with ``latitude=False``: it must give ``expect``, unless the row's
     latitude is ``torch_too`` (torch's answer depends on the build or CPU).
     """
-    expected = _expected_text(case)
+    expected = expected_text(case)
     got = show(outcome)
     raised = isinstance(outcome, BaseException)
+    if case.undefined:  # out of contract: any answer, an error included, is one a backend may give
+        return Judgement(True, latitude=f"undefined: {case.undefined}", expected=expected, got=got)
     if case.raises:
         if not raised:
             return Judgement(False, f"expected {expected}, got {got}", expected=expected, got=got)
@@ -328,7 +355,7 @@ def judge(case: SpecialCase, dtype: "str | torch.dtype", outcome: Any, *, latitu
         why = check(case.expect_each)
     else:
         def check(wanted: Any) -> str | None:
-            outputs = _outputs(outcome)
+            outputs = outputs_of(outcome)
             if len(outputs) != 1:
                 return f"{len(outputs)} outputs: a row states several with expect_each"
             return _mismatch(wanted, outputs[0], case.rtol)

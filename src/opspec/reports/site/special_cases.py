@@ -47,6 +47,8 @@ def literal(value: Any) -> str:
 
 
 def result_text(case: SpecialCase) -> str:
+    if case.undefined:
+        return f"undefined (an error or any result): {case.undefined}"
     if case.raises:
         return f"raises {case.raises}" + (f" matching {case.match!r}" if case.match else "")
     if case.expect_each is not None:
