@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from opspec.conform.runner import CLEAN
+from opspec.results.vocabulary import CLEAN
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "conformance" / "README.md"

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from opspec.conform import backends
+from opspec.results.vocabulary import BLAME
 
-BLAME = ("frontend", "backend", "opspec")
 INTERNAL = "opspec internal error"
 
 

@@ -44,16 +44,12 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 
 from opspec.bridge import torch_ops
+from opspec.results.vocabulary import EVIDENCE_SOURCES, EXECUTED, FALLBACK, PASSING_STATUS  # noqa: F401
 
-EXECUTED = ("target", "runtime", "pytorch", "partial", "unknown")
-FALLBACK = ("pytorch", "partial")  # a passing case with this evidence is ``fallback``, never ``pass``
-# the status a right answer gets at each level of who computed it
-PASSING_STATUS = {"target": "pass", "runtime": "undelegated", "pytorch": "fallback", "partial": "fallback",
-                  "unknown": "unverified"}
 # how far from the target a program ran the op: a case's repro is the program that showed its level
 DISTANCE = {"runtime": 1, "partial": 2, "pytorch": 2}
 LEGACY_EXECUTED = {"backend": "target"}  # reports written before the levels: the backend was its own target
-SOURCES = ("hook", "partition", "generated-code", "reference", "whole-program", "none")
+SOURCES = EVIDENCE_SOURCES
 
 SHAPE_QUERIES = ("aten::sym_size.int", "aten::sym_stride.int", "aten::sym_numel", "aten::sym_storage_offset")
 

@@ -47,6 +47,7 @@ from opspec.testing import compare, strategies
 from opspec.testing.strategies import Call
 from opspec.testing.strategies.call import map_tensors
 from opspec.testing.strategies.values import copy_preserving_layout
+from opspec.results import vocabulary
 
 TARGETS = ("input", "intermediate")
 
@@ -268,8 +269,8 @@ def lowering_table(opset: Opset) -> dict:
 SCHEMA = "functionalization_findings.schema.json"
 # skip: this view cannot reach the drawn outputs (transpose of a vector); no-program: not even the plain
 # mutation could be built from any drawn call, which would leave the variant unchecked
-STATUSES = ("pass", "not-functional", "fail", "export-error", "run-error", "no-program", "xfail", "xpass", "skip")
-CLEAN = ("pass", "xfail", "skip")
+STATUSES = vocabulary.FUNCTIONALIZATION
+CLEAN = vocabulary.FUNCTIONALIZATION_CLEAN
 CALLS = 6  # drawn calls per variant; a mutation takes the first one it can be built from
 EXPORTED_WITH = "torch.export.export(strict=False), then run_decompositions with the opset's decomposition table"
 

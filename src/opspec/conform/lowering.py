@@ -11,11 +11,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping
 
+from opspec.results.vocabulary import LOWERING, OWN_LOWERING
 from opspec.spec import manifests
 from opspec.spec.load import OpsetError
 
-STATUSES = ("lowered", "library", "fallback", "unsupported", "undeclared")
-OWN = ("lowered", "library")  # the backend's own lowering: generated code, or a library kernel it calls
+STATUSES = LOWERING
+OWN = OWN_LOWERING  # the backend's own lowering: generated code, or a library kernel it calls
 WARNING_PREFIX = "lowering: "  # marks the warnings of this section, so the summary can show them
 _MANIFEST_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # as the manifest schema spells a backend
 

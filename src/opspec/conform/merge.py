@@ -91,8 +91,14 @@ def merge(paths: list[Path]) -> tuple[Report, list[str]]:
     final = finish(head, records, order=_order(first.opset, parts),
                    warnings=[*dict.fromkeys(kept), *tally.stale_expectations(records), *warnings],
                    duration_s=sum(float(p.header.duration_s or 0.0) for _, p in parts),
-                   declared=Path(first.lowering.manifest) if first.lowering is not None else None)
+                   declared=_applied_manifest(first))
     return final, warnings
+
+
+def _applied_manifest(part: Report) -> Path | None:
+    """The manifest the part's lowering section applied, where it is found from here (else found by name)."""
+    path = Path(part.lowering.manifest) if part.lowering is not None else None
+    return path if path is not None and path.is_file() else None
 
 
 def _shown(value):

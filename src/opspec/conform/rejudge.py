@@ -14,7 +14,8 @@ from typing import Any
 from opspec.conform import attribution, evidence, report
 from opspec.conform import expectations as expectations_mod
 from opspec.conform.backends import Declaration
-from opspec.conform.runner import RIGHT_ANSWERS, right_answer_message
+from opspec.conform.runner import right_answer_message
+from opspec.results.vocabulary import RIGHT_ANSWERS
 
 # what a run computes from its records; everything else in a report is its header
 COMPUTED = (*report.SECTIONS, "$schema", "duration_s", "warnings")

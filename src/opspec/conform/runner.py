@@ -31,17 +31,12 @@ from opspec.conform import (
     torch_logs,
 )
 from opspec.conform.cases import Case, Example
+from opspec.results.vocabulary import PASSING
 from opspec.spec import atomic, load
 from opspec.spec.accuracy import UlpContract
 from opspec.testing import compare, kernel_errors
 from opspec.testing.strategies import Call
 
-STATUSES = ("pass", "undelegated", "fallback", "unverified", "fail", "xfail", "xpass", "skip", "compile-error",
-            "run-error", "crash", "timeout")
-# statuses that leave the exit code at 0: a right answer whoever computed it, an expected failure, a skip
-CLEAN = ("pass", "undelegated", "fallback", "unverified", "xfail", "skip")
-PASSING = ("pass",)  # the only status that counts as a pass
-RIGHT_ANSWERS = tuple(attribution.RIGHT_ANSWERS)  # right, but not computed by the backend's target (or nobody can tell)
 EVIDENCE_HOOK = "the site's page Conform your own backend, section Evidence"
 
 

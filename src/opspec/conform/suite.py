@@ -13,7 +13,7 @@ from opspec.conform import expectations as expectations_mod
 from opspec.conform.backends import registry
 from opspec.conform.cases import Case
 from opspec.conform.pool import Pool
-from opspec.conform.runner import CLEAN
+from opspec.results.vocabulary import CLEAN
 
 
 class RunAborted(RuntimeError):

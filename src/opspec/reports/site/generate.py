@@ -24,6 +24,7 @@ from opspec.reports.site import compatibility_page, findings, models_page, sanit
 from opspec.reports.site import errata as errata_mod
 from opspec.reports.site import special_cases as special_mod
 from opspec.reports.site import results as results_mod
+from opspec.results import vocabulary
 from opspec.spec import errata as spec_errata
 from opspec.spec import load, manifests, resources, special_cases as spec_cases, yamlio
 from opspec.spec.errata import Erratum
@@ -314,7 +315,7 @@ def _worst_by_op(records) -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, list[str]]] = {}
     for r in records:
         status, backends = found.get(r.op, ("", []))
-        if not status or results_mod.status_key(r.status) > results_mod.status_key(status):
+        if not status or vocabulary.status_key(r.status) > vocabulary.status_key(status):
             found[r.op] = (r.status, [r.backend])
         elif r.status == status and r.backend not in backends:
             backends.append(r.backend)

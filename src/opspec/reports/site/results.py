@@ -11,24 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from opspec.results.vocabulary import status_key
 from opspec.spec.errors import first_line
 from opspec.spec.manifests import LIBRARY
 
 LIST_KEYS = ("results", "cases", "tests", "records")
 OP_KEYS = ("op", "operator", "name")
 STATUS_KEYS = ("status", "outcome", "result")
-
-
-# The order statuses are shown in; any other status a report carries follows, alphabetically.
-STATUS_ORDER = ("pass", "undelegated", "fallback", "unverified", "fail", "compile-error", "run-error", "crash", "timeout",
-                "error", "xfail", "xpass", "skip")
-GOOD = {"pass"}
-# right answers not computed by the backend's target (or with no evidence of who did), known failures, skips
-EXPECTED = {"xfail", "skip", "undelegated", "fallback", "unverified"}
-
-
-def status_key(status: str) -> tuple[int, str]:
-    return (STATUS_ORDER.index(status) if status in STATUS_ORDER else len(STATUS_ORDER), status)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import jinja2
 
 from opspec.reports.site import results as results_mod
 from opspec.reports.site import sanitize
+from opspec.results import vocabulary
 from opspec.spec.manifests import FALLBACK_KINDS
 from opspec.spec.model import CATEGORIES, Opset
 
@@ -87,7 +88,7 @@ def _heatmap(results: results_mod.Results, newest: Opset, declared: dict[str, tu
     for r in results.records:
         key = (r.report, r.op)
         dtypes_run.setdefault(key, set()).add(r.dtype)
-        if key not in worst or results_mod.status_key(r.status) > results_mod.status_key(worst[key].status):
+        if key not in worst or vocabulary.status_key(r.status) > vocabulary.status_key(worst[key].status):
             worst[key] = r
     chunk = -(-len(ops) // max(1, -(-len(ops) // 65)))  # equal chunks of at most 65 squares
     lines = ['<div class="opspec-heatmap" data-search-exclude>']
@@ -201,7 +202,7 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
         for r in records:
             row = by_dtype.setdefault(r.dtype, {})
             row[r.status] = row.get(r.status, 0) + 1
-        not_passing = [r for r in records if r.status not in results_mod.GOOD]
+        not_passing = [r for r in records if r.status not in vocabulary.GOOD]
         repros = {}  # anchor -> file beside the page: a static file mkdocs copies, not Markdown it renders
         for r in not_passing:
             if r.repro:
