@@ -98,9 +98,9 @@ def describe(opset: Opset, item: CoreOp | DecompositionRule, errata: Iterable[Er
         if rule:
             lines.append(f"  lowering ({rule.kind}): {rule.formula} -> {', '.join(rule.targets)}")
     else:
+        lines.append(f"{item.op}  [decomposed ({item.kind}), origin {item.origin}]")
+        prose("formula", "formula:", item.formula, width=15)
         lines += [
-            f"{item.op}  [decomposed ({item.kind}), origin {item.origin}]",
-            f"  formula:        {item.formula}",
             f"  targets:        {', '.join(item.targets)}",
             f"  implementation: {item.implementation}",
         ]
