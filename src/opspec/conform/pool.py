@@ -3,10 +3,11 @@
 Each slot is driven by a thread of the parent: it takes the next case, hands it to
 its worker and waits (the wait releases the GIL), so N cases run at once in N
 processes. Records come back in the order cases finish; the caller journals them
-and puts the report back in the plan's order. A crash or timeout costs its own
-worker only: the other slots go on, and the slot starts a fresh worker for its
-next case. Every case draws its inputs from its own seed and resets dynamo before
-it runs, so which worker runs it, and when, does not change its verdict.
+and puts the report back in the plan's order. A failure, crash or timeout costs
+its own worker only: the other slots go on, and the slot starts a fresh worker for
+its next case (see :mod:`.isolation`). Every case draws its inputs from its own
+seed and resets dynamo before it runs, so which worker runs it, and when, does not
+change its verdict.
 """
 from __future__ import annotations
 

@@ -227,6 +227,11 @@ def summary_table(report: dict[str, Any], causes_shown: int = 12) -> str:
     if right:
         lines.append("right answers the backend's target did not compute: "
                      + ", ".join(f"{right[k]} {k}" for k in RIGHT_ANSWERS if right.get(k)))
+    logged = [r["log"] for r in report["results"] if r.get("log")]
+    if any(log["cut_bytes"] for log in logged):
+        lines.append(f"log: the cases printed {_size(sum(log['bytes'] for log in logged))}, "
+                     f"{_size(sum(log['cut_bytes'] for log in logged))} of it cut (repeated lines, and past each "
+                     "case's cap)")
     lines += ["", *lowering_mod.summary_lines(report)]
     causes = [c for c in report.get("root_causes", []) if c["outcome"] not in RIGHT_ANSWERS]
     if causes:
@@ -245,6 +250,10 @@ def summary_table(report: dict[str, Any], causes_shown: int = 12) -> str:
         lines += [f"  {r['status']:<13} {r['op']} {r['dtype']}: {_who(r)}{_clip(r.get('message', ''), 140)}"
                   for r in bad]
     return "\n".join(lines)
+
+
+def _size(count: int) -> str:
+    return f"{count / 2**20:.1f} MB" if count >= 2**20 else f"{count / 1024:.0f} KB"
 
 
 def _level_name(level: str, described: dict[str, Any]) -> str:
