@@ -112,7 +112,7 @@ def test_with_torch_an_edit_re_runs_only_what_it_changed(opset_copy, capsys, wor
     edit(rows, "ops:\n", "ops:\n  # lines below move down\n")
     code, lines = run(capsys, opset_copy)
     assert fresh(work) == {"parsed": ["pointwise-unary.yaml"], "rows": [["aten::abs"]], "formulas": [], "torch": []}
-    assert code == 1 and any(f"{rows}:12:7: aten::abs row" in line for line in lines)
+    assert code == 1 and any(f"{rows}:13:7: aten::abs row" in line for line in lines)
     assert (code, lines) == run(capsys, opset_copy, "--no-cache")
     fresh(work)
 

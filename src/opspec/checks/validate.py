@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opspec.bridge import versions
-from opspec.checks import accuracy, compatibility, kept_formulas, special_cases, torch_facts
+from opspec.checks import accuracy, compatibility, kept_formulas, prose_claims, special_cases, torch_facts
 from opspec.checks.part_cache import PartStore, part_key
 from opspec.checks.torch_facts import TorchFacts
 from opspec.spec import compatibility as compatibility_policy
@@ -141,6 +141,8 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
     report.findings += findings
     report.missing += missing
     report.findings += _check_errata(root, opsets, report, rows)
+    if not rows[1]:  # citations are judged on clean rows; the rows' own findings are reported already
+        report.findings += prose_claims.findings(root, rows[0])
     report.findings += accuracy.validate_findings(root, opsets[-1] if opsets else None,
                                                   facts.pointwise if facts is not None else None)
     if use_torch:
