@@ -135,7 +135,8 @@ class Settled:
 
 
 def rein_in(part: Path) -> int:
-    """A running case's capture past ``RUNAWAY_CAP``: its head kept aside (once), the file emptied; the bytes cut.
+    """A running case's capture past ``RUNAWAY_CAP``: its head kept aside (once), the file emptied; the bytes cut
+    (those not kept in the head).
     The worker writes with O_APPEND, so it goes on at the new end."""
     try:
         size = part.stat().st_size
@@ -143,12 +144,12 @@ def rein_in(part: Path) -> int:
         return 0
     if size <= RUNAWAY_CAP:
         return 0
-    head = part.with_suffix(".head")
+    head, kept = part.with_suffix(".head"), 0
     if not head.exists():
         with part.open("rb") as source:
-            head.write_bytes(source.read(HEAD_BYTES))
+            kept = head.write_bytes(source.read(HEAD_BYTES))
     os.truncate(part, 0)
-    return size
+    return size - kept
 
 
 def settle(part: Path, log_file: str, title: str, cut_before: int = 0) -> Settled:
