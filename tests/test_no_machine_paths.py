@@ -26,6 +26,8 @@ MACHINE_PATH = re.compile(rf"(?:{re.escape(str(ROOT))}/|{GENERIC})[^\s\"'`)\]\\,
 ALLOWED = {
     ("benchmarks/README.md", "/tmp/pre22"): "the worktree of an earlier commit the timing recipe makes",
     ("benchmarks/README.md", "/tmp/bench-inductor-cpu.json"): "the scratch report of the benchmark's command",
+    ("benchmarks/CHANGELOG.md", "/tmp/pre22"): "the same recipe, as the dated write-up gave it",
+    ("benchmarks/CHANGELOG.md", "/tmp/bench-inductor-cpu.json"): "the same command, as the dated write-up gave it",
     ("benchmarks/conform_time.py", "/tmp/before"): "the usage text's example worktree for --before",
     ("benchmarks/model_zoo.py", "/tmp/x.json"): "the usage text's example --out",
     ("benchmarks/xla_coverage.py", "/tmp/x.json"): "the usage text's example --out",
