@@ -123,3 +123,22 @@ def test_only_a_row_out_of_contract_may_leave_its_outcome_undefined(tmp_path):
                                             "      undefined: the outcome is whatever the kernel does.\n"))
     _, problems = spec_cases.read([path])
     assert [p.message for p in problems] == ["aten::cosh: only a row of class out-of-contract may leave its outcome undefined"]
+
+
+def test_a_decomposition_is_held_to_its_rows_at_every_path(tmp_path):
+    """A candidate right on the row's two elements and wrong once its input is long enough is caught."""
+    from opspec.checks import decomp_check
+    from opspec.spec.model import TestingHints
+
+    path = tmp_path / "rows.yaml"
+    path.write_text("ops:\n" + COSH.replace("[89.5, 89.0]", "[0.0, 1.0]").replace(
+        "[inf, 2.2448064e+38]", "[1.0, 1.5430806348152437]"))
+    cases, _ = spec_cases.read([path])
+
+    def short_only(x):
+        y = (torch.exp(x) + torch.exp(-x)) / 2
+        return y if x.numel() < 8 else y * 0
+
+    subject = decomp_check.Subject("aten::cosh", "", short_only, "short_only", TestingHints(), None, frozenset())
+    [problem] = decomp_check.check_special_cases(subject, cases["aten::cosh"], "float32")
+    assert f"(float32 long, {row_paths.LONG} long)" in problem and "the decomposition short_only gives [0.0" in problem

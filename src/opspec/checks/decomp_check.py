@@ -28,7 +28,7 @@ from opspec.spec import references
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.special_cases import OUT_OF_CONTRACT, SpecialCase, load_special_cases
 from opspec.testing import compare, kernel_errors, native_warnings, random_check, scalar_path, strategies
-from opspec.testing import special_cases as special
+from opspec.testing import row_paths, special_cases as special
 from opspec.testing.strategies import Call
 from opspec.testing.strategies import op_traits
 from opspec.testing.strategies.seed_only import without_local_constants
@@ -336,7 +336,29 @@ def check_special_cases(subject: Subject, cases: tuple[SpecialCase, ...], dtype:
             problems.append(f"{case.cite}: {subject.op} row '{case.says}' ({dtype}): expected {verdict.expected}, "
                             f"the decomposition {subject.implementation} gives {verdict.got}"
                             + (f" ({verdict.reason})" if verdict.reason else ""))
+            continue
+        problems += _at_kernel_paths(subject, case, dtype, device, any_refusal)
     return problems
+
+
+def _at_kernel_paths(subject: Subject, case: SpecialCase, dtype: str, device: str, any_refusal: bool) -> list[str]:
+    """The row again long and broadcast (:mod:`opspec.testing.row_paths`), where torch's own kernel holds it there:
+    the decomposition's ops run their vectorised bodies too."""
+    args, kwargs = special.materialize(case, subject.kernel, dtype, device)
+    for variant in row_paths.variants(case, subject.kernel, args, kwargs):
+        if not row_paths.judge(variant, case, dtype, special.run(subject.kernel, variant.args, variant.kwargs)).ok:
+            continue  # torch's finding at this path: opspec validate reports it
+        fresh, fresh_kwargs = special.materialize(case, subject.kernel, dtype, device)
+        again = {v.path: v for v in row_paths.variants(case, subject.kernel, fresh, fresh_kwargs)}[variant.path]
+        result = special.run(subject.candidate, again.args, again.kwargs)
+        if any_refusal and case.raises and isinstance(result, Exception):
+            continue
+        verdict = row_paths.judge(variant, case, dtype, result)
+        if not verdict.ok:
+            return [f"{case.cite}: {subject.op} row '{case.says}' ({dtype} {variant.path}, {row_paths.LONG} long): "
+                    f"expected {special.expected_text(case)}, the decomposition {subject.implementation} gives "
+                    f"{special.show(result, 120)}"]
+    return []
 
 
 # ---- a whole check, driven by hypothesis outside pytest ----
