@@ -274,6 +274,7 @@ def test_the_op_page_marks_the_erratum_strikes_the_sealed_text_and_links_the_row
     assert '<span class="opspec-erratum"><strong>Erratum</strong> (2026-11-26)' in why
     assert "<del>is a building block</del>" in why and "as released in 2026.11" in why
     assert f"(#{anchor})" in why and f'<a id="{anchor}"></a>' in page  # the link lands on the row
+    assert '<a id="abs-signed-zero"></a>' in page and "<code>abs-signed-zero</code>" in page  # so does a citation by its id
     listing = html.unescape(generated.pages["errata.md"])
     assert "<del>is a building block</del>" in listing and f"ops/aten-abs.md#{anchor}" in listing
     # an op without errata shows its prose as sealed, unmarked

@@ -25,7 +25,8 @@ class Row:
     latitude: str
     checked: str
     backends: str = ""  # each published report's verdict on the row
-    anchor: str = ""  # the row's id on the page, which errata link to
+    anchor: str = ""  # the row's place on the page by its claim, which errata link to
+    id: str = ""  # the row's stable id, its citation FILE#id and its anchor on the page
 
 
 def row_key(case: SpecialCase) -> str:
@@ -121,5 +122,6 @@ def rows_for(cases: tuple[SpecialCase, ...], matrix: dict[str, list[str]], built
             checked="; ".join(checked) or "not checked yet (unchecked prose)",
             backends=backend_verdicts(case, records),
             anchor=errata.row_anchor(case.says),
+            id=case.id,
         ))
     return table
