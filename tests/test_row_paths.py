@@ -142,3 +142,9 @@ def test_a_decomposition_is_held_to_its_rows_at_every_path(tmp_path):
     subject = decomp_check.Subject("aten::cosh", "", short_only, "short_only", TestingHints(), None, frozenset())
     [problem] = decomp_check.check_special_cases(subject, cases["aten::cosh"], "float32")
     assert f"(float32 long, {row_paths.LONG} long)" in problem and "the decomposition short_only gives [0.0" in problem
+
+
+def test_calls_after_the_one_that_killed_the_child_have_no_answer():
+    answers = contained.run_each([lambda: torch.ones(1), os.abort, lambda: torch.ones(1)], rows.show)
+    assert [a.kind for a in answers] == ["returned", "no answer", "no answer"]
+    assert {a.ended for a in answers} == {"killed by SIGABRT"}

@@ -34,6 +34,12 @@ class Contained:
 
 def run(call: Callable[[], Any], show: Callable[[Any], str]) -> Contained:
     """``call()`` in a forked child: whether it returned (``show`` of the result) or raised, and how the child ended."""
+    return run_each([call], show)[0]
+
+
+def run_each(calls: list[Callable[[], Any]], show: Callable[[Any], str]) -> list[Contained]:
+    """Each call in turn in one forked child (one fork for a row's dtypes); a call the child did not answer, because
+    an earlier one or itself killed it, is "no answer". Every answer carries how the child ended."""
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: answer first (the result is freed as it is shown), then allocate, so a corrupt heap aborts here
@@ -43,14 +49,9 @@ def run(call: Callable[[], Any], show: Callable[[Any], str]) -> Contained:
         faulthandler.disable()  # nor a traceback of the crash, on whatever file the parent gave it
         code = 0
         try:
-            try:
-                answer = {"kind": "returned", "detail": show(call())}
-            except Exception as err:  # the exception is the answer
-                classes = [name for cls in type(err).__mro__ for name in (cls.__name__, f"{cls.__module__}.{cls.__name__}")]
-                answer = {"kind": "raised", "detail": show(err), "classes": classes}
-            os.write(writer, json.dumps(answer).encode())
-            os.close(writer)
-            _churn()
+            for call in calls:
+                os.write(writer, (json.dumps(_answer(call, show)) + "\n").encode())
+                _churn()
         except BaseException:  # noqa: BLE001 - nothing may escape into the parent's code
             code = 70
         finally:
@@ -65,14 +66,21 @@ def run(call: Callable[[], Any], show: Callable[[Any], str]) -> Contained:
         except TimeoutError:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            return Contained("no answer", f"the child hung for {WAIT_S} s", "killed")
+            text, status = b"", None
         finally:
             signal.alarm(0)
-    ended = _ended(status)
-    if not text:
-        return Contained("no answer", "", ended)
-    answer = json.loads(text)
-    return Contained(answer["kind"], answer["detail"], ended, tuple(answer.get("classes", ())))
+    ended = "killed after hanging for %d s" % WAIT_S if status is None else _ended(status)
+    answers = [json.loads(line) for line in text.decode().splitlines()]
+    found = [Contained(a["kind"], a["detail"], ended, tuple(a.get("classes", ()))) for a in answers]
+    return found + [Contained("no answer", "", ended)] * (len(calls) - len(found))
+
+
+def _answer(call: Callable[[], Any], show: Callable[[Any], str]) -> dict:
+    try:
+        return {"kind": "returned", "detail": show(call())}
+    except Exception as err:  # the exception is the answer
+        classes = [name for cls in type(err).__mro__ for name in (cls.__name__, f"{cls.__module__}.{cls.__name__}")]
+        return {"kind": "raised", "detail": show(err), "classes": classes}
 
 
 def _churn() -> None:
