@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from opspec.conform import lowering, lowering_evidence
+from opspec.results.json_text import report_text
 from opspec.spec import atomic, manifests, yamlio
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +78,7 @@ def main() -> int:
             atomic.write_text(path, writes.pop(path))
         for report_path in reports + readers(path, args.results, reports):
             report = json.loads(report_path.read_text(encoding="utf-8"))
-            writes[report_path] = json.dumps(refreshed(report, path), indent=1) + "\n"
+            writes[report_path] = report_text(refreshed(report, path))
         for target, text in writes.items():
             if target.read_text(encoding="utf-8") == text:
                 continue

@@ -21,6 +21,7 @@ from opspec.conform import hardware
 from opspec.conform import lowering as lowering_mod
 from opspec.conform.finish import FORMAT, SCHEMA_URL, finish
 from opspec.results import tally
+from opspec.results.json_text import report_text
 from opspec.results.model import Case, CaseRecord, Header
 from opspec.results.vocabulary import BLAME, CLEAN, EXECUTED, RIGHT_ANSWERS, STATUSES
 from opspec.spec import atomic
@@ -173,7 +174,7 @@ def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Ca
 
 
 def write(path: Path, report: dict[str, Any]) -> None:
-    atomic.write_text(path, json.dumps(report, indent=1, sort_keys=False) + "\n")
+    atomic.write_text(path, report_text(report))
 
 
 # ---- terminal ----

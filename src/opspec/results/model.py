@@ -576,8 +576,11 @@ class Report:
             raise ReportFormatError(f"{path}: {err}") from None
 
     def dumps(self) -> str:
-        """The report as ``opspec conform`` writes it: indented JSON, keys in the model's order."""
-        return json.dumps(self.to_dict(), indent=1) + "\n"
+        """The report as ``opspec conform`` writes it: the header indented, one line per case, keys in the model's
+        order."""
+        from opspec.results.json_text import report_text
+
+        return report_text(self.to_dict())
 
     # ---- what readers ask ----
 
