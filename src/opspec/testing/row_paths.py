@@ -137,19 +137,28 @@ def _variants(case: SpecialCase, op: Any, args: tuple, kwargs: dict) -> list[Var
                  for place, t in places if t.dim() == 1 or not length}
         found.append(Variant("long", long_case, *_with(args, kwargs, grown)))
     vectors = [(place, t) for place, t in places if t.dim() == 1]
-    if len(vectors) >= 2:
+    written = {place for place, _ in vectors if _writes(op, place)}  # an out= tensor takes the result's shape
+    if len(vectors) - len(written) >= 2:
         wide_case = _rewritten_case(case, length, [j for j in range(length) for _ in range(LONG)], [length, LONG])
         for place, column in vectors if wide_case is not None else ():
+            if place in written:
+                continue
             new = {p: t.reshape(length, 1).expand(length, LONG).clone() for p, t in vectors}
             new[place] = column.reshape(length, 1)
-            name = place if isinstance(place, str) else _positional_name(op, place)
-            found.append(Variant(f"broadcast of {name}", wide_case, *_with(args, kwargs, new)))
+            found.append(Variant(f"broadcast of {_argument(op, place).name}", wide_case, *_with(args, kwargs, new)))
     return found
 
 
-def _positional_name(op: Any, position: int) -> str:
-    arguments = [a for a in op._schema.arguments if not a.kwarg_only]
-    return arguments[position].name if position < len(arguments) else str(position)
+def _argument(op: Any, place: "int | str"):
+    """The schema argument at a positional place or of a keyword."""
+    if isinstance(place, str):
+        return next(a for a in op._schema.arguments if a.name == place)
+    return [a for a in op._schema.arguments if not a.kwarg_only][place]
+
+
+def _writes(op: Any, place: "int | str") -> bool:
+    alias = _argument(op, place).alias_info
+    return bool(alias and alias.is_write)
 
 
 def judge(variant: Variant, row: SpecialCase, dtype: str, outcome: Any) -> rows.Judgement:

@@ -274,7 +274,8 @@ def element_agreement(literal: Any, got: Any, rtol: float | None) -> "torch.Tens
     if not (got.dtype.is_floating_point or got.dtype.is_complex):
         return got == want
     wide = torch.complex128 if got.dtype.is_complex else torch.float64
-    g, w = got.to(wide), want.to(wide)
+    # resolve_conj: a lazily conjugated result (_conj) has no real view until its conjugate bit is applied
+    g, w = got.resolve_conj().to(wide), want.to(wide)
     if got.dtype.is_complex:
         g, w = torch.view_as_real(g), torch.view_as_real(w)
         strict = strict.unsqueeze(-1).expand(g.shape)
