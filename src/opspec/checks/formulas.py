@@ -48,7 +48,7 @@ FORMULA_TOLERANCE = Tolerance(
 # first tensor made from Python values) through the calling frame's builtins; without it that first use inside a
 # formula fails, and a verdict would depend on what the process happened to run before.
 BUILTINS = {f.__name__: f for f in (abs, min, max, float, int, bool, sum, len, range, tuple, list, pow, round,
-                                    __import__)}
+                                    enumerate, zip, __import__)}
 
 
 def _named_arguments(call: Call) -> dict[str, Any]:
