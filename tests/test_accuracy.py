@@ -95,7 +95,7 @@ def test_an_op_the_reference_measures_needs_a_contract(tmp_path):
     data = spec_accuracy.yamlio.load_file(path)
     del data["ops"]["aten::exp"]
     path.write_text(spec_accuracy.dump(data))
-    findings = check.validate_findings(path.parent, load.load_opset())
+    findings = check.validate_findings(path.parent, load.load_opset("2026.12"))
     assert [str(f) for f in findings] == [f"{path}:1:1: aten::exp: no accuracy contract for a floating pointwise "
                                           "op (2026.12/core_ops.yaml declares float64, float32, float16, bfloat16; "
                                           "measure it: opspec accuracy --ops aten::exp)"]
@@ -110,7 +110,7 @@ def test_every_floating_pointwise_op_and_dtype_needs_a_contract_as_torch_tags_th
     del data["ops"]["aten::maximum"]["dtypes"]["bfloat16"]
     path.write_text(spec_accuracy.dump(data))
     text = path.read_text().splitlines()
-    opset = load.load_opset()
+    opset = load.load_opset("2026.12")
     from opspec.bridge import torch_ops
 
     tagged = torch_ops.pointwise_tagged(tuple(op.name for op in opset.active_ops()) + tuple(r.op for r in opset.rules))
@@ -426,3 +426,16 @@ def test_the_accuracy_page_shows_contract_histogram_and_each_backends_largest_er
     assert table[0].startswith("| op | dtype | contract | inputs | exact | ≤0.5 |") and len(table) == 2 + len(found["rows"])
     assert any(m["op"] == "aten::mm" for m in found["models"]) and any(b["op"] == "aten::eq.Tensor"
                                                                         for b in found["boolean"])
+
+
+def test_the_command_measures_binary_ops_fixed_arguments_and_decomposed_ops_through_their_rule(tmp_path, capsys):
+    report = tmp_path / "eager.json"
+    code = main(["accuracy", "--ops", "aten::atan2", "--ops", "aten::clamp", "--ops", "aten::silu",
+                 "--dtypes", "float32", "--samples", "2000", "--report", str(report)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    results = {r["op"]: r for r in json.loads(report.read_text())["results"]}
+    assert set(results) == {"aten::atan2", "aten::clamp", "aten::silu"} and all(r["holds"] for r in results.values())
+    assert results["aten::atan2"]["inputs"] > 1900 and not results["aten::atan2"]["exhaustive"]
+    assert results["aten::clamp"]["max_ulp"] == 0  # measured at the contract's min and max
+    assert "aten::silu" not in {op.name for op in load.load_opset().active_ops()}  # so its rule was run
