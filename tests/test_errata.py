@@ -49,7 +49,7 @@ def test_pow_tensor_tensor_note_is_corrected_by_an_erratum_citing_its_integer_ro
     [erratum] = [e for e in errata.load_errata() if e.name == "aten::pow.Tensor_Tensor" and e.field == "testing.notes"]
     assert set(erratum.versions) == {"2026.11", "2026.12"} and erratum.was == POW_WAS
     cases = special_cases.load_special_cases()
-    rows = [special_cases.find_row(cases, ref.file, ref.says, erratum.name) for ref in erratum.shown_by]
+    rows = [errata.find_cited(cases, ref, erratum.name) for ref in erratum.shown_by]
     assert rows and all(row is not None and row.klass == "integer" for row in rows)
     assert all(set(row.dtypes) <= {"int8", "int16", "int32", "int64", "uint8"} for row in rows)
     for version in erratum.versions:
@@ -65,7 +65,7 @@ def test_the_cited_integer_rows_hold_on_torch():
 
     [erratum] = [e for e in errata.load_errata() if e.name == "aten::pow.Tensor_Tensor"]
     cases = special_cases.load_special_cases()
-    cited = tuple(special_cases.find_row(cases, ref.file, ref.says, erratum.name) for ref in erratum.shown_by)
+    cited = tuple(errata.find_cited(cases, ref, erratum.name) for ref in erratum.shown_by)
     result = check.run_cases({erratum.name: cited}, load.load_opset())
     assert result.findings == [] and result.checked >= 4  # one check per integer dtype of the row
 
@@ -78,10 +78,10 @@ def opset_with_errata(opset_copy):
 @pytest.mark.parametrize("old, new, needle, message", [
     (f"was: {POW_WAS}", "was: integer dtypes refuse negative exponents", "integer dtypes refuse",
      "was is not in the testing.notes of opset 2026.11"),
-    ("says: Integer tensors to negative integer powers give 0", "says: Integer tensors to negative powers give 0",
-     "Integer tensors to negative powers give 0", "no special-case row of it in pointwise-binary.yaml says"),
-    ("- file: pointwise-binary.yaml\n        says: Integer tensors", "- file: reduction.yaml\n        says: Integer tensors",
-     "says: Integer tensors to negative integer powers", "no special-case row of it in reduction.yaml"),
+    ("row: pointwise-binary.yaml#pow.Tensor_Tensor-integer-tensors-negative", "row: pointwise-binary.yaml#pow.Tensor_Tensor-integer-tensors-negative-typo",
+     "#pow.Tensor_Tensor-integer-tensors-negative-typo", "no special-case row of it is pointwise-binary.yaml#pow.Tensor_Tensor-integer-tensors-negative-typo"),
+    ("row: pointwise-binary.yaml#pow.Tensor_Tensor-integer-tensors-negative", "row: reduction.yaml#pow.Tensor_Tensor-integer-tensors-negative",
+     "row: reduction.yaml#pow.Tensor_Tensor-integer-tensors-negative", "no special-case row of it is reduction.yaml#pow.Tensor_Tensor-integer-tensors-negative"),
     ("op: aten::pow.Tensor_Tensor", "op: aten::pow.Tensor_Tensr", "aten::pow.Tensor_Tensr",
      "opset 2026.11 has no core op aten::pow.Tensor_Tensr"),
     ("field: testing.notes\n    was: integer dtypes", "field: rationale\n    was: integer dtypes", f"was: {POW_WAS}",
@@ -223,8 +223,9 @@ def test_a_citation_that_is_neither_a_row_nor_a_manifest_says_why_each_form_does
     assert code == 1
     [hit] = errata_findings(out, path)
     assert int(hit["line"]) == line_of(path, "- backend: inductor")
-    assert ("fits none of its forms (as a row: unknown keys 'backend', 'lowering'; as a lowering: unknown key 'file'; "
-            "as an audit: unknown keys 'backend', 'lowering', 'file')") in hit["message"]
+    assert ("fits none of its forms (as a row: unknown keys 'backend', 'lowering', 'file'; as a claim: unknown keys "
+            "'backend', 'lowering'; as a lowering: unknown key 'file'; as an audit: unknown keys 'backend', 'lowering', "
+            "'file')") in hit["message"]
 
 
 def test_show_prints_the_corrected_text_and_the_text_as_released(capsys):

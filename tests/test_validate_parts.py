@@ -73,7 +73,7 @@ def test_an_edit_re_reads_only_its_file_and_prints_what_a_full_run_prints(opset_
     run(capsys, opset_copy, "--no-torch")
     assert len(fresh(work)["parsed"]) > 15  # every data file, once
     edits = [
-        ("errata.yaml", "        says: The sign of NaN is 0, not NaN.", "        says: The sign of NaN is NaN."),
+        ("errata.yaml", "      - row: pointwise-unary.yaml#sign-nan", "      - row: pointwise-unary.yaml#sign-nan-edited"),
         ("descriptions.yaml", "Absolute value of each element;", "The absolute value of each element;"),
         ("special_cases/pointwise-unary.yaml", "ops:\n", "ops:\n  # lines below move down\n"),
         ("2026.12/core_ops.yaml", "Absolute value is a single instruction", "The absolute value is a single instruction"),
@@ -88,13 +88,13 @@ def test_an_edit_re_reads_only_its_file_and_prints_what_a_full_run_prints(opset_
 
 def test_going_back_to_an_earlier_edit_re_runs_nothing(opset_copy, capsys, work):
     errata = opset_copy / "errata.yaml"
-    claim = "        says: The sign of NaN is 0, not NaN."
-    edit(errata, claim, "        says: first edit")
+    claim = "      - row: pointwise-unary.yaml#sign-nan"
+    edit(errata, claim, "      - row: pointwise-unary.yaml#first-edit")
     first = run(capsys, opset_copy, "--no-torch")
-    edit(errata, "        says: first edit", "        says: second edit")
+    edit(errata, "      - row: pointwise-unary.yaml#first-edit", "      - row: pointwise-unary.yaml#second-edit")
     run(capsys, opset_copy, "--no-torch")
     fresh(work)
-    edit(errata, "        says: second edit", "        says: first edit")
+    edit(errata, "      - row: pointwise-unary.yaml#second-edit", "      - row: pointwise-unary.yaml#first-edit")
     assert run(capsys, opset_copy, "--no-torch") == first
     assert fresh(work)["parsed"] == []
 

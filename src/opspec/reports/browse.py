@@ -131,7 +131,7 @@ def _evidence_record(cited: Evidence) -> dict[str, str]:
         return {"backend": cited.backend, "lowering": cited.lowering}
     if isinstance(cited, AuditRef):
         return {"audit": cited.quote}
-    return {"file": cited.file, "says": cited.says}
+    return {"row": f"{cited.file}#{cited.id}"} if cited.id else {"file": cited.file, "says": cited.says}
 
 
 def erratum_records(errata: Iterable[Erratum], version: str, kind: str, name: str) -> list[dict[str, Any]]:

@@ -31,15 +31,17 @@ _LIST_FIELDS = {"exceptions.reason": ("exceptions", "reason"), "torch_targets.re
 
 @dataclass(frozen=True)
 class RowRef:
-    """A special-case row cited by file name and claim (lines move; the claim names the row)."""
+    """A special-case row cited as ``FILE#id`` (``row:``), or, as errata written before rows had ids do, by file
+    name and claim."""
 
     file: str
-    says: str
+    says: str  # "" where the row is cited by id
     mark: Mark
+    id: str = ""
 
     @property
     def text(self) -> str:
-        return f"opset/special_cases/{self.file}: {self.says}"
+        return f"opset/special_cases/{self.file}#{self.id}" if self.id else f"opset/special_cases/{self.file}: {self.says}"
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,9 @@ def _evidence(item: Mapping[str, Any], mark: Mark) -> Evidence:
     if "backend" in item:
         return LoweringRef(item["backend"], item["lowering"], yamlio.mark_of(item, "lowering", mark),
                            yamlio.mark_of(item, "backend", mark))
+    if "row" in item:
+        file, _, row_id = item["row"].partition("#")
+        return RowRef(file, "", yamlio.mark_of(item, "row", mark), row_id)
     return RowRef(item["file"], item["says"], yamlio.mark_of(item, "says", mark))
 
 
@@ -195,9 +200,18 @@ def findings(errata: Iterable[Erratum], opsets: Mapping[str, Opset],
             elif isinstance(cited, AuditRef):
                 if cited.quote not in erratum.now:
                     found.append(Finding(cited.mark, f"{erratum.name}: the audit claim cited is not in now: {cited.quote!r}"))
-            elif spec_cases.find_row(cases, cited.file, cited.says, erratum.name) is None:
+            elif cited.id and find_cited(cases, cited, erratum.name) is None:
+                found.append(Finding(cited.mark, f"{erratum.name}: no special-case row of it is {cited.file}#{cited.id}"))
+            elif not cited.id and spec_cases.find_row(cases, cited.file, cited.says, erratum.name) is None:
                 found.append(Finding(cited.mark, f"{erratum.name}: no special-case row of it in {cited.file} says {cited.says!r}"))
     return found
+
+
+def find_cited(cases: Mapping[str, tuple], cited: RowRef, op: str):
+    """The row of ``op`` an erratum cites (by id, or by file and claim); None if it has none such."""
+    if not cited.id:
+        return spec_cases.find_row(cases, cited.file, cited.says, op)
+    return next((row for row in cases.get(op, ()) if row.id == cited.id and row.file == cited.file), None)
 
 
 def _lowering_findings(op: str, cited: LoweringRef, manifests: Mapping[str, BackendManifest]) -> list[Finding]:

@@ -34,6 +34,8 @@ def _link(cited: Evidence, op_page: str) -> str:
         return f"[{sanitize.inline(cited.backend)}'s lowering manifest: {sanitize.inline(cited.lowering)}]({op_page}#{RESULTS_ANCHOR})"
     if isinstance(cited, AuditRef):  # the audit is a tool of the repository, not a page: named, not linked
         return f"the prose audit, run on torch: {sanitize.inline(cited.quote)}"
+    if cited.id:  # the op page anchors each row at its id
+        return f"[{sanitize.inline(cited.file + '#' + cited.id)}]({op_page}#{cited.id})"
     return f"[{sanitize.inline(cited.says)}]({op_page}#{row_anchor(cited.says)})"
 
 
