@@ -6,6 +6,7 @@ after a run is killed and resumed.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import signal
@@ -65,6 +66,8 @@ def test_every_fault_lands_on_its_own_case(tmp_path, capsys):
     assert code == 1
     report = json.loads(path.read_text())
     validate(report)
+    started = datetime.datetime.strptime(report["date"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    assert datetime.timedelta(0) <= datetime.datetime.now(datetime.timezone.utc) - started < datetime.timedelta(hours=1)
     assert statuses(report) == EXPECTED
     by_op = {r["op"]: r for r in report["results"]}
     assert "SIGSEGV" in by_op["aten::sin"]["message"]

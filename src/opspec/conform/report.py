@@ -8,6 +8,7 @@ after which the journal is removed.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import platform
@@ -61,6 +62,7 @@ def header(*, backend: dict, device: str, opset: str, seed: int, max_examples: i
         "shuffle": shuffle,
         "dynamic": dynamic,
         "special_cases": special_cases,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),  # the scoreboard's date
     }
 
 
