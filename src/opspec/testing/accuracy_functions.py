@@ -107,6 +107,59 @@ def _gelu_backward(g, x):
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
+def _scipy(name: str) -> Callable:
+    """A scipy.special function on float64, for the special functions numpy has no long double version of."""
+    def wide(*args):
+        from scipy import special
+
+        return getattr(special, name)(*(a.astype(np.float64) for a in args))
+    return wide
+
+
+def _pole(x) -> bool:
+    return x <= 0 and x == mpmath.floor(x)
+
+
+def _lgamma(x):
+    """log|gamma(x)|: the real part of mpmath's loggamma (whose imaginary part carries the sign); +inf at poles."""
+    return mpmath.inf if _pole(x) else mpmath.re(mpmath.loggamma(x))
+
+
+def _digamma(x):
+    """torch's convention at the poles: -inf at zero (either sign), NaN at the negative integers."""
+    if _pole(x):
+        return -mpmath.inf if x == 0 else mpmath.nan
+    return mpmath.digamma(x)
+
+
+ERFC_ZERO = 40  # erfc(x) < 1e-697 beyond it: below half the smallest float64 subnormal, and mpmath's series check overflows
+
+
+def _erfc(x):
+    return mpmath.mpf(0) if x > ERFC_ZERO else mpmath.erfc(x)
+
+
+def _erfcx(x):
+    """exp(x^2) erfc(x); for large x the asymptotic 1/(x sqrt(pi)) (1 - 1/(2x^2)), off by 3/(4x^4) relatively."""
+    if x > 1e8:
+        return (1 - 1 / (2 * x * x)) / (x * mpmath.sqrt(mpmath.pi))
+    return mpmath.exp(x * x) * mpmath.erfc(x)
+
+
+def _x_log(log):
+    """xlogy's convention, x * log(y) with 0 where x is 0 and y is not NaN, for the scalar overloads."""
+    return lambda x, y: 0 if x == 0 and not mpmath.isnan(y) else x * log(y)
+
+
+def _x_log_wide(log):
+    return lambda x, y: np.where((x == 0) & ~np.isnan(y), 0, x * log(y))
+
+
+# scipy (Cephes) double precision special functions: a few ULPs of float64 where the result is not tiny; 64
+# ULPs leave every rounding they could change to mpmath.
+SCIPY_ERROR = 64.0
+
+
 FUNCTIONS: dict[str, Function] = {f.op: f for f in (
     Function("aten::abs", abs, np.abs, 0.0),
     Function("aten::acos", mpmath.acos, np.arccos),
@@ -140,9 +193,13 @@ FUNCTIONS: dict[str, Function] = {f.op: f for f in (
     Function("aten::div.Tensor", lambda x, y: x / y, lambda x, y: x / y, 1.0, args=("self", "other")),
     Function("aten::div.Tensor_mode", lambda x, y, rounding_mode: _floor_divide(x, y),
              lambda x, y, rounding_mode: np.floor_divide(x, y), 1.0, args=("self", "other")),
+    Function("aten::digamma", _digamma, _scipy("psi"), SCIPY_ERROR, np.float64),
     Function("aten::elu", lambda x: x if x > 0 else mpmath.expm1(x), lambda x: np.where(x > 0, x, np.expm1(x))),
     Function("aten::erf", mpmath.erf, _erf_float64, 8.0, np.float64),  # scipy (Cephes): about 1 ULP
+    Function("aten::erfc", _erfc, _scipy("erfc"), SCIPY_ERROR, np.float64),
+    Function("aten::erfinv", mpmath.erfinv, _scipy("erfinv"), SCIPY_ERROR, np.float64),
     Function("aten::exp", mpmath.exp, np.exp),
+    Function("aten::exp2", lambda x: mpmath.power(2, x), np.exp2),
     Function("aten::expm1", mpmath.expm1, np.expm1),
     Function("aten::floor", mpmath.floor, np.floor, 0.0),
     Function("aten::fmod.Scalar", lambda x, other: mpmath.fmod(x, other), lambda x, other: np.fmod(x, other), 0.0),
@@ -154,6 +211,7 @@ FUNCTIONS: dict[str, Function] = {f.op: f for f in (
     Function("aten::hardsigmoid", lambda x: min(max(x / 6 + mpmath.mpf(1) / 2, 0), 1),
              lambda x: np.clip(x / 6 + np.longdouble(0.5), 0, 1), 2.0),
     Function("aten::hardtanh", lambda x: min(max(x, -1), 1), lambda x: np.clip(x, -1, 1), 0.0),
+    Function("aten::i0", lambda x: mpmath.besseli(0, x), _scipy("i0"), SCIPY_ERROR, np.float64),
     Function("aten::leaky_relu", lambda x: x if x > 0 else x * mpmath.mpf(0.01),
              lambda x: np.where(x > 0, x, x * np.longdouble(0.01)), 1.0),
     Function("aten::lerp.Scalar", lambda x, end, weight: x + weight * (end - x),
@@ -161,6 +219,7 @@ FUNCTIONS: dict[str, Function] = {f.op: f for f in (
              wide_bound=lambda x, end, y, weight=0.5: _sum_bound(x, end, weight * (end - x))),
     Function("aten::lerp.Tensor", lambda x, end, w: x + w * (end - x), lambda x, end, w: x + w * (end - x),
              args=("self", "end", "weight"), wide_bound=lambda x, end, w, y: _sum_bound(x, w * end, w * x)),
+    Function("aten::lgamma", _lgamma, _scipy("gammaln"), SCIPY_ERROR, np.float64),
     Function("aten::log", mpmath.log, np.log),
     Function("aten::log10", mpmath.log10, np.log10),
     Function("aten::log1p", mpmath.log1p, np.log1p),
@@ -206,6 +265,11 @@ FUNCTIONS: dict[str, Function] = {f.op: f for f in (
     Function("aten::sinh", mpmath.sinh, np.sinh),
     Function("aten::softplus", _softplus, lambda x: np.where(x > SOFTPLUS_THRESHOLD, x, np.logaddexp(np.longdouble(0), x))),
     Function("aten::sqrt", mpmath.sqrt, np.sqrt, 1.0),
+    Function("aten::special_erfcx", _erfcx, _scipy("erfcx"), SCIPY_ERROR, np.float64),
+    Function("aten::special_xlog1py.other_scalar", _x_log(mpmath.log1p), _x_log_wide(np.log1p), LIBM_ERROR + 1,
+             args=("self",)),
+    Function("aten::special_xlog1py.self_scalar", lambda y, self: _x_log(mpmath.log1p)(self, y),
+             lambda y, self: _x_log_wide(np.log1p)(np.longdouble(self), y), LIBM_ERROR + 1, args=("other",)),
     Function("aten::square", lambda x: x * x, np.square, 1.0),
     Function("aten::sub.Scalar", lambda x, other: x - other, lambda x, other: x - other, 1.0),
     Function("aten::sub.Tensor", lambda x, y: x - y, lambda x, y: x - y, 1.0, args=("self", "other")),
@@ -220,6 +284,9 @@ FUNCTIONS: dict[str, Function] = {f.op: f for f in (
              masks=("condition",)),
     Function("aten::xlogy.Tensor", lambda x, y: 0 if x == 0 and not mpmath.isnan(y) else x * mpmath.log(y),
              lambda x, y: np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y)), LIBM_ERROR + 1, args=("self", "other")),
+    Function("aten::xlogy.Scalar_Other", _x_log(mpmath.log), _x_log_wide(np.log), LIBM_ERROR + 1, args=("self",)),
+    Function("aten::xlogy.Scalar_Self", lambda y, self: _x_log(mpmath.log)(self, y),
+             lambda y, self: _x_log_wide(np.log)(np.longdouble(self), y), LIBM_ERROR + 1, args=("other",)),
 )}
 
 
