@@ -18,6 +18,13 @@ EXPECTATIONS = sorted((ROOT / "conformance" / "expectations").glob("*.yaml"))
 ROW_FILES = {path.name for path in special_cases.data_files(ROOT / "opset")}
 # written by the machinery's own tests to show how old reports read, not citations of the opset's rows
 OLD_FORM_ON_PURPOSE = {"tests/test_row_references.py"}
+BY_LINE = re.compile("(?:" + "|".join(re.escape(name) for name in sorted(ROW_FILES)) + r"):\d+\b")
+BY_ID = re.compile("(" + "|".join(re.escape(name) for name in sorted(ROW_FILES)) + ")#(" + row_refs.ID + ")")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return load_special_cases()
 
 
 def _tracked() -> list[str]:
@@ -33,27 +40,25 @@ def test_no_committed_file_names_a_row_by_line():
         path = ROOT / name
         if name in OLD_FORM_ON_PURPOSE or not path.is_file():
             continue
-        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-            found += [f"{name}:{number}: {m.group(0)}" for m in row_refs.BY_LINE.finditer(line) if m["file"] in ROW_FILES]
+        text = path.read_text(errors="replace")
+        found += [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in BY_LINE.finditer(text)]
     assert not found, f"{len(found)} citation(s) of a row by line (cite FILE#id): {found[:5]}"
 
 
-def test_committed_reports_cite_rows_that_exist():
-    rows = load_special_cases()
+def test_committed_reports_cite_rows_that_exist(rows):
     ids = {(row.file, row.id) for found in rows.values() for row in found}
     missing = set()
     for name in _tracked():
         if not name.startswith(("conformance/results/", "benchmarks/")) or not (ROOT / name).is_file():
             continue
-        for match in row_refs.CITE.finditer((ROOT / name).read_text()):
-            if match["file"] in ROW_FILES and (match["file"], match["id"]) not in ids:
-                missing.add(f"{name}: {match['file']}#{match['id']}")
+        for match in BY_ID.finditer((ROOT / name).read_text()):
+            if (match[1], match[2]) not in ids:
+                missing.add(f"{name}: {match[1]}#{match[2]}")
     assert not missing, sorted(missing)[:10]
 
 
 @pytest.mark.parametrize("path", EXPECTATIONS, ids=[p.stem for p in EXPECTATIONS])
-def test_expectation_reasons_cite_rows_of_their_op(path):
-    rows = load_special_cases()
+def test_expectation_reasons_cite_rows_of_their_op(path, rows):
     stale = []
     for entry in (yaml.safe_load(path.read_text()) or {}).get("expectations", []):
         op = entry["op"]
@@ -64,8 +69,7 @@ def test_expectation_reasons_cite_rows_of_their_op(path):
     assert not stale, f"{path.name} cites no row of the op: {stale}"
 
 
-def test_a_citation_reads_in_its_three_spellings():
-    rows = load_special_cases()
+def test_a_citation_reads_in_its_three_spellings(rows):
     text = ("fails (pointwise-unary.yaml#abs-nan, #abs-infinity) and "
             "opset/special_cases/pointwise-unary.yaml#abs-signed-zero; a link README.md#errata is not one")
     found = [row_refs.resolve(rows, ref, "aten::abs") for ref in row_refs.refs_in(text, ROW_FILES)]
