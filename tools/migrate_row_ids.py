@@ -4,12 +4,16 @@ Each row gets ``id: OP-CLASS`` (the op without ``aten::``), with a few words of 
 where several rows of one op share a class. The ids are written into the data once and
 never derived again: a row keeps its id when its claim is reworded.
 
-Then every committed citation of a row by line is rewritten. A citation is resolved in the
-revision that wrote it (``git blame``): the row that stood at that line then is found again
-today by op and claim (exactly, else the closest claim of that op's rows, printed for
-review). Reports keep their layout; only the citations change. Old-form citations that
-already match the working tree need no blame (``--fast`` assumes every report and
-expectation file was current, as ``tools/relink_rows.py --check`` last confirmed).
+Then every committed citation of a row by line is rewritten. Where a message quotes the
+row's claim right after the citation, that claim names the row; otherwise the citation is
+resolved in the revision that wrote it (``git blame``): the row that stood at that line then
+is found again today by op and claim (exactly, else the closest claim of that op's rows,
+printed for review). Several ops' rows make the same claim, so a citation is then pointed at
+the row of the op its record, expectation entry or result names (:func:`repair_json`,
+:func:`repair_expectations`). Reports keep their layout; only the citations change.
+
+It ran once, on 2026-12-06; the ids it wrote are data from then on, and it refuses files
+that already have them.
 
     python tools/migrate_row_ids.py [--dry-run]   # writes ids into opset/special_cases, rewrites citations
 """
@@ -274,6 +278,22 @@ def repair_expectations(text: str) -> tuple[str, int]:
     return "".join(blocks), total
 
 
+def repair(path: Path) -> int:
+    """:func:`for_op` over a rewritten report, result or expectations file."""
+    text = path.read_text()
+    if path.suffix == ".json":
+        data, fixed = repair_json(json.loads(text))
+        indent = len(text.split("\n", 2)[1]) - len(text.split("\n", 2)[1].lstrip()) if text.startswith("{\n") else 1
+        new = json.dumps(data, indent=indent) + "\n"
+    elif path.parent.name == "expectations":
+        new, fixed = repair_expectations(text)
+    else:
+        return 0
+    if fixed:
+        path.write_text(new)
+    return fixed
+
+
 def main() -> int:
     dry = "--dry-run" in sys.argv
     write_ids()
@@ -285,6 +305,8 @@ def main() -> int:
         if not path.is_file():
             continue
         count = rewrite(path, dry)
+        if count and not dry:
+            count += repair(path)
         if count:
             print(f"{name}: {count} citation(s)")
     if not dry:
