@@ -280,7 +280,7 @@ def poisoning(gm: torch.fx.GraphModule, example_inputs):
         if "floor.default" in ops:
             poisoned.append("floor")
             os.write(2, b"floor: no kernel for this rounding mode (diagnostic 7)\n")  # as native code prints
-            raise RuntimeError("kernel launch failed. See diagnostics.")
+            raise RuntimeError("kernel launch failed. See diagnostics.\n  floor.cu:3: rounding mode not supported")
         return gm.forward(*inputs)
 
     run.executed_ops = lambda: {"target": sorted(_qualified(gm)), "runtime": []}

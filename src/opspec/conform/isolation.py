@@ -41,7 +41,7 @@ STARTUP_TIMEOUT_S = 300.0  # importing torch and resolving the backend, on a loa
 # a worker's raw outcomes after which it is not trusted with another case (a clean one leaves it in use)
 REPLACE_AFTER = ("fail", "compile-error", "run-error", "crash", "timeout")
 CONFIRM = ("fail", "compile-error", "run-error", "crash")  # run again alone in a fresh worker before recorded
-DIAGNOSTIC_HEADER = "# what the backend printed while the case ran (first lines; all of it in the run's log):"
+DIAGNOSTIC_HEADER = "# the backend's diagnostic: its error's lines after the first, then the first lines it printed:"
 POLL_S = 0.5  # how often the parent looks at a running case's output (a runaway one is cut: torch_logs.rein_in)
 _context = None
 
@@ -129,11 +129,12 @@ def with_log(record: dict[str, Any], settled: torch_logs.Settled) -> dict[str, A
     in the record and at the head of its repro, where whoever replays it reads them."""
     if settled.bytes:
         record["log"] = settled.as_dict()
-    if record.get("status") in REPLACE_AFTER and settled.head:
-        record["diagnostic"] = settled.head
+    if record.get("status") in REPLACE_AFTER and (settled.head or record.get("diagnostic")):
+        # what the error carried after its first line, then what the backend printed
+        record["diagnostic"] = [*record.get("diagnostic", ()), *settled.head]
         if record.get("repro"):
             lines = record["repro"].split("\n")
-            comment = [DIAGNOSTIC_HEADER, *(f"#   {line}" for line in settled.head)]
+            comment = [DIAGNOSTIC_HEADER, *(f"#   {line}" for line in record["diagnostic"])]
             record["repro"] = "\n".join([lines[0], *comment, *lines[1:]])
             if record.get("repro_file") and Path(record["repro_file"]).is_file():
                 Path(record["repro_file"]).write_text(record["repro"], encoding="utf-8")

@@ -17,12 +17,22 @@ import torch
 from opspec.conform import backends, case_accuracy, cases, evidence, properties, special_rows
 from opspec.conform.backends import CompileError
 from opspec.spec import load
-from opspec.spec.errors import one_line
+from opspec.spec.errors import detail_lines, one_line
 from opspec.testing import compare, contract_compare, strategies
 from opspec.testing.strategies import Call
 from opspec.testing.strategies import op_traits
 from opspec.testing.strategies.call import tensor_source
 from opspec.testing.strategies.values import storage_view
+
+
+def error_record(status: str, err: BaseException, message: str | None = None) -> dict[str, Any]:
+    """A compile-error or run-error record: the error in one line, and the lines after it (the backend's own
+    diagnostic, where its message says "see diagnostics") as ``diagnostic``."""
+    record: dict[str, Any] = {"status": status, "message": one_line(err) if message is None else message}
+    lines = detail_lines(err)
+    if lines:
+        record["diagnostic"] = lines
+    return record
 
 
 def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Callable[[], list], checker, tolerance,
@@ -35,18 +45,18 @@ def judge(backend: backends.Backend, program: Callable[[], Callable], inputs: Ca
         try:
             built = compiled[key] = backend.compile(program(), inputs())
         except CompileError as err:
-            return {"status": "compile-error", "message": str(err)}
+            return error_record("compile-error", err, str(err))
         except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
-            return {"status": "compile-error", "message": one_line(err)}
+            return error_record("compile-error", err)
     torch.manual_seed(seed)
     reference = program()(*inputs())
     torch.manual_seed(seed)
     try:
         candidate = built(*inputs())
     except CompileError as err:
-        return {"status": "compile-error", "message": str(err)}
+        return error_record("compile-error", err, str(err))
     except Exception as err:  # noqa: BLE001
-        return {"status": "run-error", "message": one_line(err)}
+        return error_record("run-error", err)
     if checker is not None:
         verdict = checker(candidate, reference)
     else:

@@ -33,7 +33,7 @@ from torch.utils import _pytree
 
 from opspec.conform import cases, evidence
 from opspec.conform.backends import CompileError
-from opspec.spec.errors import one_line
+from opspec.spec.errors import detail_lines, one_line
 from opspec.spec import row_refs
 from opspec.spec import special_cases as spec_cases
 from opspec.spec.special_cases import OUT_OF_CONTRACT, SpecialCase, load_special_cases
@@ -399,14 +399,17 @@ def run_unit(backend, compiled: dict, unit, used: list[str], built_by: dict | No
     if built is not None and built_by.get(example.key) is not None and built_by[example.key] is not example:
         group = [dataclasses.replace(run, compiled_for=built_by[example.key]) for run in group]
         unit = (example, group, batch)
-    def erred(status: str, message: str) -> tuple:
+    def erred(status: str, message: str, err: BaseException | None = None) -> tuple:
         if batch is not None:  # which row: each alone, as the repro will run it; else the batch's own call
             for run in group:
                 failed = run_unit(backend, compiled, (run.example, [run], None), used, built_by)
                 if failed is not None:
                     return failed
         if batch is None:
-            return {"status": status, "message": f"{place}: {message}"}, group[0], {}
+            failed = {"status": status, "message": f"{place}: {message}"}
+            if err is not None and detail_lines(err):  # the backend's own diagnostic: its error's further lines
+                failed["diagnostic"] = detail_lines(err)
+            return failed, group[0], {}
         # no row errs alone: the batch's call is an input like a drawn one, judged and replayed as one (row None)
         rows = ", ".join(where(run.row) for run in group)
         return ({"status": status, "message": f"special-case rows {rows} ({group[0].dtype}) run as one call: {message}"},
@@ -417,15 +420,15 @@ def run_unit(backend, compiled: dict, unit, used: list[str], built_by: dict | No
         try:
             built = compiled[example.key] = backend.compile(example.program(), example.fresh_inputs())
         except CompileError as err:
-            return erred("compile-error", str(err))
+            return erred("compile-error", str(err), err)
         except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
-            return erred("compile-error", one_line(err))
+            return erred("compile-error", one_line(err), err)
     try:
         result = built(*example.fresh_inputs())
     except CompileError as err:  # a backend that compiles at the first call (torch.compile) fails there
-        return erred("compile-error", str(err))
+        return erred("compile-error", str(err), err)
     except Exception as err:  # noqa: BLE001
-        return erred("run-error", one_line(err))
+        return erred("run-error", one_line(err), err)
     wrong = _wrong_rows(unit, result, used)
     if wrong is not None:
         run, verdict = wrong

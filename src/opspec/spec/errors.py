@@ -51,3 +51,10 @@ def one_line(err: BaseException, limit: int = 500, *, cause: bool = False) -> st
         err = root_cause(err)
     text = first_line(str(err), limit)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def detail_lines(err: BaseException, limit: int = 12) -> list[str]:
+    """The lines of the root cause's message after its first (a compiler's diagnostic, where its first line says
+    "see diagnostics"), at most ``limit``, each cut to 300 characters."""
+    lines = [line.rstrip()[:300] for line in str(root_cause(err)).strip().splitlines() if line.strip()]
+    return lines[1:1 + limit]
