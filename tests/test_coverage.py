@@ -414,7 +414,8 @@ def test_bookkeeping_file_is_validated(tmp_path):
 
     root = tmp_path / "opset"
     shutil.copytree(resources.opset_root(), root)
-    path = root / VERSION / "bookkeeping_ops.yaml"
+    newest = load.load_versions()[-1].version  # validate checks the newest version's schemas against torch
+    path = root / newest / "bookkeeping_ops.yaml"
     text = path.read_text(encoding="utf-8")
     text = text.replace("backend: may-skip\n    description: Checks a tensor's", "backend: maybe\n    description: Checks a tensor's")
     text = text.replace("aten::sym_constrain_range(Scalar size, *,", "aten::sym_constrain_range(Scalar size,")
