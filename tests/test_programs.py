@@ -48,10 +48,10 @@ def cli(*args) -> int:
                                    "opspec.examples.models:transformer_block"])
 def test_check_program_passes_a_model_exported_with_the_opset_table(model, tmp_path, capsys):
     example = load_model(model, zoo.ZOO)
-    path = export_to(tmp_path / "model.pt2", example.model, example.args, "2026.12")
-    assert cli("check-program", path, "--format", "json") == 0
+    path = export_to(tmp_path / "model.pt2", example.model, example.args, "2027.01")
+    assert cli("check-program", path, "--format", "json") == 0  # against the newest version
     report = json.loads(capsys.readouterr().out)
-    assert report["opset"] == "2026.12" and report["exit_code"] == 0
+    assert report["opset"] == "2027.01" and report["exit_code"] == 0
     assert {op["kind"] for op in report["ops"]} <= {"core", "bookkeeping"} and report["counts"]["core"] >= 4
 
 
@@ -124,8 +124,8 @@ def test_a_deprecation_upgrader_rewrites_calls_to_the_replacement(tmp_path, caps
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     proposal = (ROOT / "proposals" / "0003-add-bitwise-shifts-to-the-core-set.md").read_text()
     front, _, body = proposal.partition("\n---\n")
-    (root / "proposals" / "0007-deprecate-mul-scalar.md").write_text("""---
-id: 7
+    (root / "proposals" / "0014-deprecate-mul-scalar.md").write_text("""---
+id: 14
 title: Deprecate mul.Scalar in favour of mul.Tensor
 authors: [Ada Lovelace]
 type: deprecate-op
@@ -134,7 +134,7 @@ created: '2026-12-01'
 updated: '2026-12-02'
 discussion: null
 resolution: Accepted at the review of the test.
-target_version: '2027.01'
+target_version: '2027.02'
 decision:
   date: '2026-12-02'
   reviewers: [Ada Lovelace]
@@ -149,7 +149,7 @@ changes:
       arguments: {self: self, other: other}
 ---
 """ + body)
-    assert cli("release", "2027.01", "--root", root, "--date", "2026-12-02") == 0, capsys.readouterr().err
+    assert cli("release", "2027.02", "--root", root, "--date", "2026-12-02", "--retarget", "2027.03") == 0, capsys.readouterr().err
     monkeypatch.setattr(resources, "opset_root", lambda: root / "opset")
 
     class Scale(torch.nn.Module):
@@ -158,20 +158,20 @@ changes:
 
     program = export_to(tmp_path / "scale.pt2", Scale(), (torch.randn(4),), "2026.12")
     capsys.readouterr()
-    assert cli("check-program", program, "--opset", "2027.01") == 0
+    assert cli("check-program", program, "--opset", "2027.02") == 0
     out = capsys.readouterr().out
-    assert "aten::mul.Scalar (1 call): deprecated: deprecated in 2027.01; removed in 2027.07 at the earliest" in out
-    assert cli("upgrade", program, "--to", "2027.01", "--proposals", root / "proposals") == 0, capsys.readouterr().err
+    assert "aten::mul.Scalar (1 call): deprecated: deprecated in 2027.02; removed in 2027.08 at the earliest" in out
+    assert cli("upgrade", program, "--to", "2027.02", "--proposals", root / "proposals") == 0, capsys.readouterr().err
     out = capsys.readouterr().out
-    assert "applied: aten::mul.Scalar -> aten::mul.Tensor (upgrader of proposal 0007 (2027.01))" in out
-    assert cli("check-program", tmp_path / "scale.2027.01.pt2", "--opset", "2027.01", "--format", "json") == 0
+    assert "applied: aten::mul.Scalar -> aten::mul.Tensor (upgrader of proposal 0014 (2027.02))" in out
+    assert cli("check-program", tmp_path / "scale.2027.02.pt2", "--opset", "2027.02", "--format", "json") == 0
     kinds = {op["op"]: op["kind"] for op in json.loads(capsys.readouterr().out)["ops"]}
     assert "aten::mul.Scalar" not in kinds and kinds["aten::mul.Tensor"] == "core"
 
 
 # ---- golden programs ----
 
-@pytest.mark.parametrize("version", ["2026.11", "2026.12"])
+@pytest.mark.parametrize("version", ["2026.11", "2026.12", "2027.01"])
 def test_golden_programs_cover_every_core_op_or_say_why(version):
     folder = GOLDEN / version
     if not (folder / golden.INDEX).is_file():
