@@ -80,10 +80,10 @@ def test_unsorted_ops_and_unknown_ops_are_findings(tmp_path):
     first = next(line for line in original.splitlines() if line.startswith("  aten::"))[2:-1]
     entry = "  {op}:\n    domain: {{self: '[-inf, inf]'}}\n    dtypes:\n      float32:\n        max_ulp: 1\n"
     for op, expected in (("aten::no_such_op", f"ops are sorted by name ({first} after aten::no_such_op)"),
-                         ("aten::_aa_no_such_op", "aten::_aa_no_such_op: opset 2026.12 holds no such op")):
+                         ("aten::_aa_no_such_op", "aten::_aa_no_such_op: opset 2027.01 holds no such op")):
         text = original.replace("ops:\n", "ops:\n" + entry.format(op=op), 1)
         (root / "accuracy.yaml").write_text(text)
-        findings = check.validate_findings(root, load.load_opset("2026.12"))
+        findings = check.validate_findings(root, load.load_opset("2027.01"))
         line = text.splitlines().index(f"  {first}:" if "sorted" in expected else "      float32:") + 1
         assert [(f.mark.line, f.message) for f in findings] == [(line, expected if "sorted" not in expected
                                                                  else f"{first}: {expected}")]
@@ -95,9 +95,9 @@ def test_an_op_the_reference_measures_needs_a_contract(tmp_path):
     data = spec_accuracy.yamlio.load_file(path)
     del data["ops"]["aten::exp"]
     path.write_text(spec_accuracy.dump(data))
-    findings = check.validate_findings(path.parent, load.load_opset("2026.12"))
+    findings = check.validate_findings(path.parent, load.load_opset("2027.01"))
     assert [str(f) for f in findings] == [f"{path}:1:1: aten::exp: no accuracy contract for a floating pointwise "
-                                          "op (2026.12/core_ops.yaml declares float64, float32, float16, bfloat16; "
+                                          "op (2027.01/core_ops.yaml declares float64, float32, float16, bfloat16; "
                                           "measure it: opspec accuracy --ops aten::exp)"]
 
 
@@ -110,7 +110,7 @@ def test_every_floating_pointwise_op_and_dtype_needs_a_contract_as_torch_tags_th
     del data["ops"]["aten::maximum"]["dtypes"]["bfloat16"]
     path.write_text(spec_accuracy.dump(data))
     text = path.read_text().splitlines()
-    opset = load.load_opset("2026.12")
+    opset = load.load_opset("2027.01")
     from opspec.bridge import torch_ops
 
     tagged = torch_ops.pointwise_tagged(tuple(op.name for op in opset.active_ops()) + tuple(r.op for r in opset.rules))
@@ -119,7 +119,7 @@ def test_every_floating_pointwise_op_and_dtype_needs_a_contract_as_torch_tags_th
         (1, "aten::eq.Tensor: no accuracy contract for a floating pointwise op"),
         (1, "aten::silu: no accuracy contract for a floating pointwise op"),
         (text.index("      float64:", text.index("  aten::maximum:")) + 1,
-         "aten::maximum: no contract for bfloat16, which 2026.12/core_ops.yaml declares"),
+         "aten::maximum: no contract for bfloat16, which 2027.01/core_ops.yaml declares"),
     }
 
 
