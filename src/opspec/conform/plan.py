@@ -57,11 +57,15 @@ class Prepared:
     plan: suite.Plan
     settings: Settings
     timeout: float | None
-    declaration: backends.Declaration
     jobs: int = 1
     findings: Any = None  # functionalization findings, with --functionalization
     variants: list = field(default_factory=list)
     carried_section: dict | None = None  # the resumed report's functionalization section
+
+    @property
+    def declaration(self) -> backends.Declaration:
+        """The backend's declaration, looked up once by :func:`prepare`: the suite and the report read it."""
+        return self.plan.declaration
 
     @property
     def repro_dir(self) -> Path:
@@ -73,14 +77,12 @@ class Prepared:
 
 
 def declaration_of(name: str) -> backends.Declaration:
-    """The backend's declaration, looked up once; PlanError (one line) when nothing declares it."""
+    """The backend's declaration: this process's only look-up in the registry (each worker process resolves
+    the name once more, for itself). PlanError (one line) when nothing declares it."""
     try:
-        declared = backends.lookup(name)
-        if declared is None:
-            backends.resolve(name)  # raises UnknownBackend with the known names and a close match
+        return backends.find(name)
     except backends.UnknownBackend as err:
         raise PlanError(str(err)) from None
-    return declared
 
 
 def prepare(request: Request, out: TextIO | None = None) -> Prepared:
@@ -133,7 +135,7 @@ def prepare(request: Request, out: TextIO | None = None) -> Prepared:
     jobs = request.jobs or default_jobs()
     head["jobs"] = jobs
     previous, previous_duration, carried_section = _resumed(request, head)
-    plan = suite.Plan(cases=planned, header=head,
+    plan = suite.Plan(cases=planned, header=head, declaration=declaration,
                       report_path=request.report_path, expectations=expected, previous=previous,
                       keep_going=request.isolate, previous_duration_s=previous_duration, shuffle=request.shuffle)
     timeout = request.timeout if request.timeout is not None else (300.0 if request.isolate else None)
@@ -143,7 +145,7 @@ def prepare(request: Request, out: TextIO | None = None) -> Prepared:
                         log_file=str(request.report_path.with_suffix(".log")),
                         inputs=str(request.inputs.resolve()) if request.inputs else None,
                         special_cases=request.special_cases)
-    return Prepared(plan, settings, timeout, declaration, jobs, findings, variants, carried_section)
+    return Prepared(plan, settings, timeout, jobs, findings, variants, carried_section)
 
 
 def _shard(request: Request) -> shards.Shard | None:

@@ -88,7 +88,7 @@ def rejudge(previous: dict[str, Any], declaration: Declaration | None, expectati
                for r in previous["results"]]
     final = report.final(head, records, order=[report.case_of(r) for r in records],
                          warnings=[*expected.warnings, *expectations_mod.stale(records)],
-                         duration_s=float(previous.get("duration_s") or 0.0))
+                         duration_s=float(previous.get("duration_s") or 0.0), declaration=declaration)
     if "functionalization" in previous:
         final = report.with_section(final, "functionalization", previous["functionalization"])
     return final

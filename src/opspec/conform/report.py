@@ -165,14 +165,14 @@ def with_section(final: dict[str, Any], name: str, section: dict[str, Any]) -> d
 
 
 def final(head: dict[str, Any], records: list[dict[str, Any]], *, order: list[Case], warnings: list[str],
-          duration_s: float, manifests_dir: Path | None = None) -> dict[str, Any]:
-    """The report; with a ``lowering`` section when the backend has a manifest (``manifests_dir``: where to look)."""
-    from opspec.conform.backends import registry  # the backends import torch: a merge finishes without them
-
+          duration_s: float, manifests_dir: Path | None = None, declaration=None) -> dict[str, Any]:
+    """The report; with a ``lowering`` section when the backend has a manifest (``manifests_dir``: where to look).
+    ``declaration``: the backend's, as the run looked it up, for the manifest it names (None: found by name);
+    the registry is not consulted here, so a merge finishes without the backends and torch."""
     header = Header.from_dict(head)
     return finish(header, [CaseRecord.from_dict(r) for r in records], order=order, warnings=warnings,
                   duration_s=duration_s, manifests_dir=manifests_dir,
-                  declared=registry.declared_manifest(header.backend_name)).to_dict()
+                  declared=declaration.manifest if declaration is not None else None).to_dict()
 
 
 def write(path: Path, report: dict[str, Any]) -> None:

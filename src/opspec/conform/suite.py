@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from opspec.conform import evidence, lowering, report
+from opspec.conform import evidence, report
 from opspec.conform import expectations as expectations_mod
-from opspec.conform.backends import registry
+from opspec.conform.backends import Declaration
 from opspec.conform.cases import Case
 from opspec.conform.pool import Pool
 from opspec.results.vocabulary import CLEAN
@@ -30,6 +30,7 @@ class Plan:
     keep_going: bool = False  # --isolate: a crash or timeout is recorded and the run goes on
     previous_duration_s: float = 0.0  # time the resumed run had spent
     shuffle: int | None = None  # --shuffle SEED: run the cases in this seed's order (the report keeps the plan's)
+    declaration: Declaration | None = None  # the backend, looked up once by the plan (None: nothing declared)
 
 
 def execute(plan: Plan, executor: Pool, out: TextIO | None = None,
@@ -40,7 +41,8 @@ def execute(plan: Plan, executor: Pool, out: TextIO | None = None,
     done = {report.case_of(r) for r in plan.previous}
     wanted = set(plan.cases)
     # expectations may have changed since: judge carried records by their raw outcome again
-    carried = [expectations_mod.reapply(evidence.carried(r, registry.static_evidence(lowering.backend_name(plan.header))),
+    static = plan.declaration.static_evidence() if plan.declaration is not None else None
+    carried = [expectations_mod.reapply(evidence.carried(r, static),
                                         plan.expectations.lookup(report.case_of(r)))
                for r in plan.previous if report.case_of(r) in wanted]
     todo = [case for case in plan.cases if case not in done]
@@ -82,7 +84,7 @@ def execute(plan: Plan, executor: Pool, out: TextIO | None = None,
                          f"(rerun with --isolate to record it and go on; finished cases are in "
                          f"{journal.path}, continue with --resume {journal.path})")
     final = report.final(plan.header, records, order=plan.cases, warnings=[*plan.expectations.warnings, *expectations_mod.stale(records)],
-                         duration_s=clock() - started + plan.previous_duration_s)
+                         duration_s=clock() - started + plan.previous_duration_s, declaration=plan.declaration)
     report.write(plan.report_path, final)
     journal.close(remove=True)
     return final

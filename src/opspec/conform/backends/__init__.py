@@ -15,7 +15,7 @@ backend is one module here, listed in :mod:`.registry`, or one entry point in
 another package.
 """
 from opspec.conform.backends.base import Backend, CompileError, Declaration, MissingExtra, UnknownBackend
-from opspec.conform.backends.registry import ENTRY_POINTS, known_names, lookup, resolve
+from opspec.conform.backends.registry import ENTRY_POINTS, build, find, known_names, lookup, resolve
 
-__all__ = ["Backend", "CompileError", "Declaration", "ENTRY_POINTS", "MissingExtra", "UnknownBackend", "known_names",
-           "lookup", "resolve"]
+__all__ = ["Backend", "CompileError", "Declaration", "ENTRY_POINTS", "MissingExtra", "UnknownBackend", "build", "find",
+           "known_names", "lookup", "resolve"]

@@ -54,13 +54,19 @@ def lookup(name: str) -> Declaration | None:
     return None
 
 
-def resolve(spec: str, opset=None, *, dynamic: bool = True) -> Backend:
-    """The backend ``spec`` names, ready to compile; UnknownBackend or MissingExtra (one line) when there is none."""
+def find(spec: str) -> Declaration:
+    """The declaration ``spec`` names: the one registry look-up of a run. UnknownBackend (one line, with the
+    known names and a close match) when nothing declares it."""
     declaration = lookup(spec)
     if declaration is None:
         close = difflib.get_close_matches(spec, known_names(), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise UnknownBackend(f"unknown backend {spec!r}{hint}; known: {', '.join(known_names())}, or pkg.module:callable")
+    return declaration
+
+
+def build(declaration: Declaration, opset=None, *, dynamic: bool = True) -> Backend:
+    """The declared backend, ready to compile (no look-up); MissingExtra (one line) when its extra is missing."""
     declaration.check_extra()
     backend = declaration.build(declaration, opset, dynamic)
     backend.declaration = declaration
@@ -69,25 +75,9 @@ def resolve(spec: str, opset=None, *, dynamic: bool = True) -> Backend:
     return backend
 
 
-def static_evidence(name: str):
-    """The evidence that follows from what the backend called ``name`` is (None where it must be observed)."""
-    try:
-        declaration = lookup(name)
-    except UnknownBackend:
-        return None
-    return declaration.static_evidence() if declaration is not None else None
-
-
-def declared_manifest(name: str) -> Path | None:
-    """The manifest a built-in or registered declaration names explicitly (None: found by name, if any).
-    Imports no ``module:callable`` and nothing of torch's registry: a report is finished without them."""
-    declaration = BUILT_IN.get(name)
-    if declaration is None and ":" not in name and (entry := _entry_point(name)) is not None:
-        try:
-            declaration = _from_entry_point(entry)
-        except UnknownBackend:
-            return None
-    return declaration.manifest if declaration is not None else None
+def resolve(spec: str, opset=None, *, dynamic: bool = True) -> Backend:
+    """The backend ``spec`` names, ready to compile; UnknownBackend or MissingExtra (one line) when there is none."""
+    return build(find(spec), opset, dynamic=dynamic)
 
 
 def known_names() -> list[str]:
