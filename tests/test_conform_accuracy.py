@@ -89,3 +89,32 @@ def test_inside_the_domain_ulps_decide_and_outside_it_the_eager_kernel():
     not_nan[0] = 0.0
     outside = compare_with_contract(not_nan, right, x, contract)
     assert not outside.ok and "outside the contract's domain" in outside.message
+
+
+def test_a_binary_op_4_ulp_off_on_one_binade_of_its_first_operand_fails_by_the_accuracy_program(tmp_path):
+    record = run(tmp_path, "atan2_off_on_one_binade", "aten::atan2", "float32")
+    accuracy = record["accuracy"]
+    worst = accuracy["worst"][0]
+    assert record["status"] == "fail" and record["blame"] == "backend", record["message"]
+    assert set(worst["inputs"]) == {"self", "other"} and 2 ** -9 <= worst["inputs"]["self"] < 2 ** -8
+    assert 3.5 <= accuracy["max_ulp"] <= 4.6 and accuracy["inputs"] > 10_000 and not accuracy["exhaustive"]
+    for part in ("aten::atan2 float32", f"self={worst['inputs']['self']!r}", f"other={worst['inputs']['other']!r}",
+                 "allows 1 ULP", "opset/accuracy.yaml:"):
+        assert part in record["message"]
+    assert replays(record)["status"] == "fail"
+
+
+def test_a_binary_op_within_its_contract_passes_with_the_pairs_measured(tmp_path):
+    record = run(tmp_path, "atan2_via_float64", "aten::atan2", "float32")
+    accuracy = record["accuracy"]
+    assert record["status"] == "pass", record["message"]
+    assert accuracy["max_ulp"] <= 0.5001 and accuracy["inputs"] > 10_000 and accuracy["seed"] is not None
+    assert accuracy["executed"] == "target"
+
+
+def test_an_op_with_a_fixed_argument_is_measured_at_the_contracts_value(tmp_path):
+    record = run(tmp_path, "div_scalar_off_on_one_binade", "aten::div.Scalar", "float32")
+    assert record["status"] == "fail" and record["blame"] == "backend", record["message"]
+    assert "aten::div.Scalar float32" in record["message"] and record["accuracy"]["max_ulp"] >= 3.5
+    assert "other=3.0" in Path(record["repro_file"]).read_text()  # the program the repro measures again
+    assert replays(record)["status"] == "fail"

@@ -16,7 +16,7 @@ from opspec.conform import cases
 _OUT = re.compile(r"Tensor\(\w!\) out\b")
 
 
-def _writes(op: str) -> bool:
+def writes(op: str) -> bool:
     """Whether the overload writes its result into an ``out`` argument."""
     from opspec.bridge import torch_ops
 
@@ -39,12 +39,12 @@ def eager(op: str, tensors: Sequence[str] = ("self",), arguments: Mapping[str, A
 
     function = implementation or torch_ops.resolve(op)
     fixed = dict(arguments or {})
-    writes = implementation is None and _writes(op)
+    writing = implementation is None and writes(op)
 
     names = [argument.name for argument in torch_ops.resolve(op)._schema.arguments]
 
     def kernel(*inputs: torch.Tensor) -> torch.Tensor:
-        out = {"out": torch.empty_like(inputs[0])} if writes else {}
+        out = {"out": torch.empty_like(inputs[0])} if writing else {}
         values = {**dict(zip(tensors, inputs)), **fixed}
         if implementation is None:
             return function(**values, **out)
@@ -60,11 +60,11 @@ def eager(op: str, tensors: Sequence[str] = ("self",), arguments: Mapping[str, A
 def compiled(backend, op: str, tensors: Sequence[str] = ("self",),
              arguments: Mapping[str, Any] | None = None) -> Callable[..., torch.Tensor]:
     """A kernel for ``op``: compiled by ``backend`` for the tensors it is first given, then run."""
-    writes = _writes(op)
-    program_of_op = program(op, tuple(tensors) + (("out",) if writes else ()), arguments)
+    writing = writes(op)
+    program_of_op = program(op, tuple(tensors) + (("out",) if writing else ()), arguments)
 
     def kernel(*inputs: torch.Tensor) -> torch.Tensor:
-        inputs = list(inputs) + ([torch.empty_like(inputs[0])] if writes else [])
+        inputs = list(inputs) + ([torch.empty_like(inputs[0])] if writing else [])
         return backend.compile(program_of_op, inputs)(*inputs)
 
     return kernel

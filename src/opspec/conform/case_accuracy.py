@@ -1,9 +1,12 @@
 """A case held to its op's accuracy contract: the backend's program of the op over the contract's inputs.
 
 Where the op has a ULP contract in the case's dtype (``opset/accuracy.yaml``), a case whose drawn examples pass
-also compiles the op over one 1-D tensor of the contract's inputs (:mod:`.accuracy_programs`): every float16 or
-bfloat16 value of the domain, or CASE_SAMPLES float32 or float64 values stratified by binade and seeded by the
-case, so every run measures the same inputs. The backend builds it as it builds the case's own programs, one
+also compiles the op over 1-D tensors of the contract's inputs (:mod:`.accuracy_programs`), its fixed non-tensor
+arguments (the contract's ``arguments``) as literals. The inputs are those ``opspec accuracy`` measures
+(:func:`opspec.testing.accuracy.all_inputs`): for an op of one tensor, every float16 or bfloat16 value of the
+domain, or CASE_SAMPLES float32 or float64 values stratified by binade; for an op of several tensors,
+CASE_SAMPLES pairs (or triples) of operands each stratified by binade, a mask alternating at random; seeded by
+the case, so every run measures the same inputs. The backend builds it as it builds the case's own programs, one
 compile more. Its largest error in ULPs against the correctly rounded results, the contract's subnormal latitude
 applied, must be within the contract: a kernel a few ULP off on one binade passes any (rtol, atol) meant for
 every op, and a sample this size finds it. A program that does not build or run is the case's compile-error or
@@ -18,7 +21,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import torch
 
@@ -55,10 +58,9 @@ def _contracts() -> spec_accuracy.Contracts:
 
 
 def contract_for(op: str, dtype: str) -> UlpContract | None:
-    """The op's ULP contract in ``dtype`` where a reference function can measure it through a program of one
-    tensor (ops of several tensors, or with fixed arguments, are measured by ``opspec accuracy``)."""
-    contract = _contracts().ulp_of(op, dtype) if op in FUNCTIONS and FUNCTIONS[op].args == ("self",) else None
-    return contract if contract is not None and not contract.arguments else None
+    """The op's ULP contract in ``dtype`` where a reference function measures it: of one tensor or several, with
+    the contract's fixed arguments. Ops with an error model or a bool result have none, and keep their judging."""
+    return _contracts().ulp_of(op, dtype) if op in FUNCTIONS else None
 
 
 def largest_input(backend) -> int | None:
@@ -68,26 +70,38 @@ def largest_input(backend) -> int | None:
 
 
 def planned_inputs(contract: UlpContract, seed: int, samples: int = CASE_SAMPLES) -> int:
-    (_, intervals), = contract.domain.items()
-    return len(measure.inputs_for(getattr(torch, contract.dtype), intervals, samples, seed)[0])
+    """The elements of each input tensor of the case's accuracy program."""
+    function = FUNCTIONS[contract.op]
+    measured = [arg for arg in function.args if arg not in function.masks]
+    dtype = getattr(torch, contract.dtype)
+    if len(measured) == 1:
+        return len(measure.inputs_for(dtype, contract.domain[measured[0]], samples, seed)[0])
+    return len(measure.all_inputs(function, dtype, contract.domain, samples, seed)[0][0])
 
 
-def kernel(backend, op: str, program: Callable | None = None) -> Callable[[torch.Tensor], torch.Tensor]:
-    """The backend's program of ``op`` on one tensor, built for the tensor it is given and run; a failure to build
-    or run is a ProgramError with the status a drawn example's would have."""
-    program = program or accuracy_programs.program(op)
+def kernel(backend, op: str, program: Callable | None = None,
+           arguments: Mapping[str, Any] | None = None) -> Callable[..., torch.Tensor]:
+    """The backend's program of ``op`` on its tensor arguments (the reference function's order), ``arguments``
+    fixed, built for the tensors it is given and run; an ``out=`` overload writes into a tensor the program is
+    given last. A failure to build or run is a ProgramError with the status a drawn example's would have."""
+    tensors = FUNCTIONS[op].args
+    writes = accuracy_programs.writes(op)
+    program = program or accuracy_programs.program(op, tensors + (("out",) if writes else ()), arguments)
 
-    def run(inputs: torch.Tensor) -> torch.Tensor:
+    def run(*inputs: torch.Tensor) -> torch.Tensor:
+        if writes:
+            inputs = (*inputs, torch.empty_like(next(t for t in inputs if t.is_floating_point())))
         try:
-            built = backend.compile(program, [inputs])
+            built = backend.compile(program, list(inputs))
         except Exception as err:  # noqa: BLE001 - the backend under test may fail any way
             raise ProgramError("compile-error", str(err) if isinstance(err, CompileError) else one_line(err)) from err
         try:
-            return built(inputs)
+            result = built(*inputs)
         except CompileError as err:  # backends that compile lazily fail at the first call
             raise ProgramError("compile-error", str(err)) from err
         except Exception as err:  # noqa: BLE001
             raise ProgramError("run-error", one_line(err)) from err
+        return result[0] if writes and isinstance(result, (tuple, list)) else result  # a repro returns (result, out)
 
     return run
 
@@ -103,9 +117,9 @@ def judge(backend, contract: UlpContract, device: str, seed: int, examples_max_u
                                f"not run: {backend.name} takes inputs of at most {limit} elements and the program "
                                f"has {planned}; the drawn examples alone were judged"))
     try:
-        found = measure.measure(kernel(backend, contract.op, program), FUNCTIONS[contract.op],
+        found = measure.measure(kernel(backend, contract.op, program, contract.arguments), FUNCTIONS[contract.op],
                                 getattr(torch, contract.dtype), contract.domain, contract.subnormals,
-                                samples=samples, seed=seed, device=device)
+                                samples=samples, seed=seed, device=device, arguments=contract.arguments)
     except ProgramError as err:
         return Verdict(section(contract, None, examples_max_ulp, "did not build or run"),
                        {"status": err.status, "message": f"the accuracy program ({contract.op} over {planned} "
@@ -176,13 +190,26 @@ def reproduces(reference, contract: UlpContract, device: str, seed: int) -> str 
     return failed["status"] if failed is not None else None
 
 
-def worst_inputs(section: dict[str, Any], dtype: str) -> torch.Tensor:
-    """The worst inputs a section names, as the tensor a repro shows (empty before the program has run)."""
-    values = [float(w["inputs"][name]) for w in section.get("worst", []) for name in w["inputs"]]
+def worst_inputs(section: dict[str, Any], dtype: str, argument: str | None = None) -> torch.Tensor:
+    """The worst inputs a section names, as the tensor a repro shows (empty before the program has run): every
+    argument's, or ``argument``'s alone."""
+    values = [float(w["inputs"][name]) for w in section.get("worst", []) for name in w["inputs"]
+              if argument is None or name == argument]
     return torch.tensor(values, dtype=getattr(torch, dtype))
 
 
 def repro_example(op: str, section: dict[str, Any] | None, dtype: str) -> cases.Example:
+    """The call a repro of the accuracy program shows: the program the case measured, its worst inputs."""
     from opspec.testing.strategies import Call
 
-    return cases.Example.of(Call(op, (worst_inputs(section or {}, dtype),), {}))
+    contract = contract_for(op, dtype)
+    function = FUNCTIONS.get(op)
+    if contract is None or (function.args == ("self",) and not contract.arguments
+                            and not accuracy_programs.writes(op)):
+        return cases.Example.of(Call(op, (worst_inputs(section or {}, dtype),), {}))
+    kwargs: dict[str, Any] = {name: worst_inputs(section or {}, "bool" if name in function.masks else dtype, name)
+                              for name in function.args}
+    kwargs.update(contract.arguments)
+    if accuracy_programs.writes(op):
+        kwargs["out"] = torch.empty_like(kwargs[next(a for a in function.args if a not in function.masks)])
+    return cases.Example.of(Call(op, (), kwargs))
