@@ -17,6 +17,7 @@ from test_conform import FAST, HERE, validate
 
 from opspec.cli import main
 from opspec.conform import cases, evidence
+from opspec.conform.backends import inductor
 from opspec.conform.runner import cached_opset
 from opspec.reports import browse
 from opspec.testing.strategies import Call
@@ -256,11 +257,11 @@ def test_inductor_generated_code_tells_kernels_from_aten_calls():
             "buf0 = empty_strided_cpu((s0, ), (1, ), torch.float32)\n"
             "extern_kernels.mm(arg0_1, arg1_1, out=buf1)\n"
             "buf2 = torch.ops.aten.sort.stable(buf1, stable=True)\n")
-    seen = evidence.from_inductor_code(code)
+    seen = inductor.from_inductor_code(code)
     assert seen.pytorch_ops == {"aten::mm", "aten::sort.stable"} and seen.kernels == 1
     assert evidence.judge("aten::sort", [seen]).executed == "pytorch"
     assert evidence.judge("aten::topk", [seen]).executed == "partial"
-    assert evidence.judge("aten::sin", [evidence.from_inductor_code(code.splitlines()[0])]).executed == "target"
+    assert evidence.judge("aten::sin", [inductor.from_inductor_code(code.splitlines()[0])]).executed == "target"
     assert evidence.judge("aten::sin", []).executed == "unknown"
 
 

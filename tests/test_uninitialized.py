@@ -10,7 +10,7 @@ import pytest
 from test_conform import FAST, validate
 
 from opspec.cli import main
-from opspec.conform import uninitialized
+from opspec.conform.backends import inductor as uninitialized
 from opspec.conform.backends import registry
 
 CXX = shutil.which("g++") or shutil.which("clang++")

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -319,39 +318,3 @@ def _unboxed(compiled: Any) -> Any:
         if graph_module_of(content) is not None or callable(getattr(content, "executed_ops", None)):
             return content
     return compiled
-
-
-# ---- inductor: its generated code ----
-
-_KERNEL_CALL = re.compile(r"\b(?:extern_kernels\.(\w+)|(?:torch\.ops\.)?aten\.(\w+)(?:\.(\w+))?)\(")
-_GENERATED_KERNEL = re.compile(r"async_compile\.(?:cpp|cpp_pybinding|triton|cuda|halide)\(")
-
-
-def from_inductor_code(code: str) -> Seen:
-    """ATen kernels the wrapper calls ran in PyTorch; generated kernels ran in Inductor."""
-    pytorch = set()
-    for extern, packet, overload in _KERNEL_CALL.findall(code):
-        name = extern or packet
-        if name in ("empty_strided", "empty"):  # buffer allocation, not computation
-            continue
-        pytorch.add(f"aten::{name}" + (f".{overload}" if overload and overload != "default" else ""))
-    kernels = len(_GENERATED_KERNEL.findall(code))
-    return Seen("generated-code", set(), pytorch, kernels=kernels)
-
-
-@contextlib.contextmanager
-def watching_inductor() -> Iterator[None]:
-    from torch._inductor.graph import GraphLowering
-
-    previous = GraphLowering.save_output_code
-
-    def save(code: str) -> None:
-        note(from_inductor_code(code))
-        if previous is not None:
-            previous(code)
-
-    GraphLowering.save_output_code = save
-    try:
-        yield
-    finally:
-        GraphLowering.save_output_code = previous
