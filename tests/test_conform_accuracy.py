@@ -118,3 +118,26 @@ def test_an_op_with_a_fixed_argument_is_measured_at_the_contracts_value(tmp_path
     assert "aten::div.Scalar float32" in record["message"] and record["accuracy"]["max_ulp"] >= 3.5
     assert "other=3.0" in Path(record["repro_file"]).read_text()  # the program the repro measures again
     assert replays(record)["status"] == "fail"
+
+
+def test_a_drawn_call_of_two_tensors_is_judged_in_ulps_broadcast_and_only_at_the_contracts_arguments():
+    from opspec.conform import case_accuracy
+    from opspec.conform.cases import Slot
+    from opspec.testing.contract_compare import operands
+
+    contract = case_accuracy.contract_for("aten::atan2", "float32")
+    y, x = torch.tensor([[0.5, 1.0, -2.0]]), torch.tensor([[3.0], [0.25]])
+    right = torch.atan2(y, x)
+    bound = operands(contract, (Slot(0), Slot(1)), {}, [y, x])
+    assert compare_with_contract(right, right, bound, contract).ok
+    nudged = right.clone()
+    nudged[1, 0] = torch.nextafter(torch.nextafter(right[1, 0], torch.tensor(9.0)), torch.tensor(9.0))
+    verdict = compare_with_contract(nudged, right, bound, contract)
+    assert not verdict.ok and "self=0.5, other=0.25" in verdict.message and 1.5 < verdict.max_ulp < 2.5
+    assert compare.compare(nudged, right).ok  # within (rtol, atol)
+    add = case_accuracy.contract_for("aten::add.Tensor", "float32")
+    assert operands(add, (Slot(0), Slot(1)), {"alpha": 1}, [y, x]) is not None
+    assert operands(add, (Slot(0), Slot(1)), {"alpha": 2}, [y, x]) is None  # not what the contract measured
+    assert operands(add, (Slot(0), Slot(1)), {}, [y, x.half()]) is None
+    clamp = case_accuracy.contract_for("aten::clamp", "float32")
+    assert operands(clamp, (Slot(0), -0.5, 0.5), {}, [y]) is not None and operands(clamp, (Slot(0), -1.0), {}, [y]) is None

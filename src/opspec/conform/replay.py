@@ -93,11 +93,14 @@ def judge_example(backend: backends.Backend, example: cases.Example, op, seed: i
     near_zero = op.name in op_traits.ACCURATE_NEAR_ZERO
     checker = properties.CHECKERS.get(op.name)
     checked = (lambda candidate, reference: checker(candidate, reference, example)) if checker else None
-    contract = case_accuracy.contract_for(op.name, cases.dtype_name(example.inputs[0].dtype)) \
-        if example.inputs else None
-    if checked is None and contract_compare.applies(contract, example.inputs, example.written):
+    floating = next((t for t in example.inputs if t.is_floating_point()), None)
+    contract = case_accuracy.contract_for(op.name, cases.dtype_name(floating.dtype)) if floating is not None \
+        else None
+    operands = contract_compare.operands(contract, example.args, example.kwargs, example.inputs, example.written) \
+        if checked is None else None
+    if operands is not None:
         def checked(candidate, reference):  # ULPs against the contract inside its domain, eager's result outside
-            return contract_compare.compare_with_contract(candidate, reference, example.inputs[0], contract,
+            return contract_compare.compare_with_contract(candidate, reference, operands, contract,
                                                           tolerance=tolerance, near_zero=near_zero)
     return judge(backend, (lambda: program) if program is not None else example.program, example.fresh_inputs,
                  checked, tolerance, seed, float64=lambda: float64_reference(example), compiled=compiled,
