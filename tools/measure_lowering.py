@@ -386,9 +386,8 @@ def inductor_device_fallback(name: str, device: str, version: str) -> str | None
     return None
 
 
-def device_fallbacks(backend: str, names: list[str], devices: tuple[str, ...], version: str) -> dict[str, dict[str, str]]:
-    if backend != "inductor":
-        return {}
+def inductor_device_fallbacks(names: list[str], devices: tuple[str, ...], version: str) -> dict[str, dict[str, str]]:
+    """Ops Inductor lowers that still call the ATen kernel on one of ``devices``, with the reason per device."""
     found: dict[str, dict[str, str]] = {}
     for name in names:
         if not may_fall_back(torch_ops.resolve(name)):
@@ -429,6 +428,11 @@ class Rule:
     description: str
     packages: tuple[str, ...] = ("torch",)  # whose versions the measurement depends on
     per_version: bool = False  # measure(version) gives the measuring function (it draws inputs from the opset)
+    # fields of the manifest's head beyond the common ones, from the devices asked for (--devices)
+    head: Callable[[tuple[str, ...]], dict] = lambda devices: {}
+    # ops lowered in general that fall back on some device: on_device(names, devices, version) -> op -> device -> why
+    on_device: Callable[[list[str], tuple[str, ...], str], dict[str, dict[str, str]]] | None = None
+    in_all: bool = True  # measured by --backend all (False: it needs an environment of its own)
 
 
 BACKENDS: dict[str, Rule] = {
@@ -441,6 +445,8 @@ BACKENDS: dict[str, Rule] = {
         measure_inductor,
         "torch.compile(backend='inductor'): ops with a code-generating lowering (or rewritten by Inductor "
         "before lowering) versus ops handed back to the ATen kernel.",
+        head=lambda devices: {"devices": list(devices)},
+        on_device=inductor_device_fallbacks,
     ),
     "onnxruntime": Rule(
         measure_onnxruntime,
@@ -454,6 +460,9 @@ BACKENDS: dict[str, Rule] = {
         "on the ATen CPU kernel (torch_xla.debug.metrics.executed_fallback_ops).",
         ("torch", "torch-xla"),
         per_version=True,
+        # eager lazy tensors: the model's Python runs on the device
+        head=lambda devices: {"devices": [xla_device()], "runs_model_code": True},
+        in_all=False,
     ),
 }
 
@@ -476,7 +485,8 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
     names = sorted(set(core_ops(version)) | set(beyond_opset(version)))
     measuring = rule.measure(version) if rule.per_version else rule.measure
     verdicts = {name: measuring(torch_ops.resolve(name)) for name in names}
-    on_device = device_fallbacks(backend, [n for n in names if verdicts[n][0] == "lowered"], devices, version)
+    on_device = rule.on_device([n for n in names if verdicts[n][0] == "lowered"], devices, version) \
+        if rule.on_device is not None else {}
     lowered, fallback, unsupported = [], [], []
     for name in names:
         verdict, text, *fields = verdicts[name]
@@ -491,15 +501,11 @@ def measure(backend: str, version: str, devices: tuple[str, ...] = ("cpu",)) -> 
         "backend": backend,
         "measured_with": measured_with(rule.packages),
         "description": rule.description,
+        **rule.head(devices),
     }
-    if backend == "inductor":
-        data["devices"] = list(devices)
     declaration = registry.BUILT_IN.get(backend)
     if declaration is not None and declaration.library_kernels is not None:
         data["library_kernels"] = declaration.library_kernels()
-    if backend == "xla":
-        data["devices"] = [xla_device()]
-        data["runs_model_code"] = True  # eager lazy tensors: the model's Python runs on the device
     data = {**data, "lowered": lowered, "fallback": fallback, **({"unsupported": unsupported} if unsupported else {})}
     # the committed reports' execution evidence decides the ops they ran (tools/lowering_from_reports.py)
     reports = lowering_evidence.reports_for(backend, version, RESULTS)
@@ -519,7 +525,7 @@ def main() -> int:
 
     version = args.version or load.latest_version()
     stale = 0
-    for backend in [b for b in BACKENDS if b != "xla"] if args.backend == "all" else [args.backend]:
+    for backend in [b for b, rule in BACKENDS.items() if rule.in_all] if args.backend == "all" else [args.backend]:
         path = args.out / f"{backend}.yaml"
         try:
             data = measure(backend, version, tuple(args.devices))
