@@ -85,15 +85,17 @@ def test_the_xla_developer_page_lists_every_core_op_not_lowered_most_used_first(
     import re
 
     from opspec.conform.runner import cached_opset
-    from opspec.reports.site import sanitize, xla_page
+    from opspec.conform.backends import registry
+    from opspec.reports.site import backend_pages, sanitize
     from opspec.reports.site.generate import op_slugs
     from opspec.spec import manifests
 
     root = RESULTS.parent.parent
     opset = cached_opset(None)
     core = set(opset.core_names())
-    page = xla_page.pages(root, op_slugs(sorted(core)), core)[xla_page.PAGE]
-    manifest = manifests.load_manifest(root / xla_page.MANIFEST)
+    xla = registry.BUILT_IN["xla"]
+    page = backend_pages.pages(root, op_slugs(sorted(core)), core)[xla.site_page.page]
+    manifest = manifests.load_manifest(backend_pages.manifest_of(root, xla))
     ranked, _, at_defaults = page.partition("## Lowered at the default arguments only")
     rows = [line for line in ranked.splitlines() if line.startswith("| [<code>aten::")]
     listed = [html.unescape(re.match(r"\| \[<code>([^<]+)</code>\]\(ops/[^)]+\.md\)", row).group(1)) for row in rows]

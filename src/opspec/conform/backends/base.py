@@ -34,6 +34,24 @@ class CompileError(Exception):
 
 
 @dataclass(frozen=True)
+class GapsPage:
+    """A site page for the backend's own developers: the core ops its manifest says it does not lower yet,
+    ranked by how many zoo models need each, with the repro that showed each fallback. Only the wording and
+    where its inputs lie are the backend's: :mod:`opspec.reports.site.backend_pages` builds every such page."""
+
+    page: str  # the page's file, e.g. xla.md
+    title: str
+    heading: str
+    # the paragraph above the table; {measured_with}, {devices} and {models} (how many zoo models) are filled in
+    intro: str
+    missing: str  # what the page says when the checkout has no manifest for the backend
+    coverage: Path  # the zoo comparison: which models need each op (``models[].flagged``), checkout-relative
+    report: Path  # the conformance report whose pytorch and partial records carry the repros, checkout-relative
+    at_defaults: str = ""  # the paragraph above the ops lowered at their default arguments only
+    repros: str = ""  # the paragraph above the repros
+
+
+@dataclass(frozen=True)
 class Declaration:
     """One backend as opspec knows it. ``build(declaration, opset, dynamic)`` returns a :class:`Backend`."""
 
@@ -65,6 +83,7 @@ class Declaration:
     library_kernels: Callable[[], dict[str, str]] | None = field(default=None, repr=False)
     # the most elements one input tensor may hold (None: no limit); a case's accuracy program runs only within it
     largest_input: int | None = None
+    site_page: GapsPage | None = None  # a page of the site for the backend's developers (see GapsPage)
 
     def __post_init__(self) -> None:
         if self.evidence not in EVIDENCE_KINDS:

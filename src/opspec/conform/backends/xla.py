@@ -14,11 +14,12 @@ Names are printed the way PyTorch/XLA's own tool prints them (``aten::nonzero``)
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Callable, Iterable
 
 from opspec.conform import evidence, lowering
 from opspec.conform.backends import dynamo
-from opspec.conform.backends.base import Backend, Declaration, versioned
+from opspec.conform.backends.base import Backend, Declaration, GapsPage, versioned
 
 DEFAULT_DEVICE = "CPU"  # PJRT_DEVICE when the environment names none
 LOWERED_PREFIX = "xla::"  # counters PyTorch/XLA's lowerings bump, one per op (``xla::sin``)
@@ -135,9 +136,33 @@ LOWERING_MEANING = ("Lowered: PyTorch/XLA has an XLA lowering for the op (an XLA
                     "parts it lowers). Fallback: the op goes to its ATen CPU kernel through the boxed fallback, "
                     "as XLA's metrics report it (executed_fallback_ops).")
 
+# the site's page for PyTorch/XLA developers: three committed files feed it, the XLA manifest (measured from
+# PyTorch/XLA's own fallback counters; ops it lowers at their default arguments only get a table of their own), the
+# zoo comparison (which models need each op) and the ``xla`` conformance report (each fallback case's repro)
+SITE_PAGE = GapsPage(
+    page="xla.md",
+    title="For PyTorch/XLA developers",
+    heading="Core ops PyTorch/XLA does not lower yet",
+    intro="PyTorch/XLA runs these core ops on their ATen CPU kernel (its debugging tool prints them after "
+          "\"Op(s) not lowered:\"), as its own counters (`torch_xla.debug.metrics.executed_fallback_ops()`) "
+          "report on this machine: *{measured_with}*, {devices}. "
+          "Ranked by how many of the {models} zoo models need them "
+          "(`benchmarks/xla_coverage.py`: the model run on the XLA device, its fallback counters read). "
+          "Each op links to its page, with the special cases a lowering must keep, and to the program that "
+          "showed the fallback.",
+    missing="No XLA manifest in this checkout (`python tools/measure_lowering.py --backend xla`, with the xla extra).",
+    coverage=Path("benchmarks") / "results" / "xla_coverage.json",
+    report=Path("conformance") / "results" / "xla-cpu.json",
+    at_defaults="PyTorch/XLA lowers these when a call leaves the named arguments at their defaults, as exported "
+                "models mostly do, and runs the ATen CPU kernel when a call sets one of them (each measured alone). "
+                "`opspec coverage --backend xla` flags only the model calls that set one.",
+    repros="Each is the program whose run PyTorch/XLA's counters showed falling back (the `xla` report's record); "
+           "run it with `PJRT_DEVICE=CPU python` to print the verdict.",
+)
+
 DECLARATIONS = (
     Declaration("xla", _build_eager, stages=lambda backend: [], extra="xla", requires=("torch_xla",),
-                packages=("torch-xla",), install=INSTALL, lowering_meaning=LOWERING_MEANING),
+                packages=("torch-xla",), install=INSTALL, lowering_meaning=LOWERING_MEANING, site_page=SITE_PAGE),
     Declaration("openxla", _build_openxla, stages=dynamo.stages_with(), extra="xla",
                 requires=("torch_xla",), packages=("torch-xla",), install=INSTALL,
                 manifest=lowering.manifest_for("xla"), lowering_meaning=LOWERING_MEANING),

@@ -20,7 +20,7 @@ from opspec.reports import changelog
 from opspec.reports.site import accuracy_page, accuracy_section
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
-from opspec.reports.site import compatibility_page, findings, models_page, sanitize, scoreboard, version_matrix, xla_page
+from opspec.reports.site import backend_pages, compatibility_page, findings, models_page, sanitize, scoreboard, version_matrix
 from opspec.reports.site import errata as errata_mod
 from opspec.reports.site import special_cases as special_mod
 from opspec.reports.site import results as results_mod
@@ -217,7 +217,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
         lambda r, prefix: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}"))
     pages["compatibility.md"] = env.get_template("compatibility.md.j2").render(**compatibility_page.context(ws, infos))
     pages.update(accuracy_page.pages(env, ws.opset, ws.root / "conformance" / "accuracy", contracts, slugs))
-    pages.update(xla_page.pages(ws.root, slugs, set(newest.core_names())))
+    pages.update(backend_pages.pages(ws.root, slugs, set(newest.core_names())))
     if early is not None:
         early(dict(pages), _op_page_paths(names, opsets, slugs))
 
