@@ -24,9 +24,9 @@ Where it comes from (``source``), in this order:
    its submodules ran in the backend and ``call_function`` nodes left at the top
    level ran in PyTorch. A backend that returns the graph it was handed ran nothing.
    Graphs a backend compiles inside AOT autograd are seen the same way.
-3. ``generated-code``: the wrapper code Inductor generates (a declared watcher); its calls
-   to ATen kernels (``aten.*``, ``extern_kernels.*``) ran in PyTorch, its
-   generated kernels in Inductor.
+3. ``generated-code``: the wrapper code Inductor generates (read by a watcher its
+   declaration names, in ``backends/inductor.py``); its calls to ATen kernels
+   (``aten.*``, ``extern_kernels.*``) ran in PyTorch, its generated kernels in Inductor.
 4. ``reference``: the backend *is* PyTorch's eager kernels by design (its
    declaration says so, with what a pass means there): a pass says the front end
    kept the op's meaning.
