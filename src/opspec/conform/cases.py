@@ -29,6 +29,7 @@ from opspec.testing.strategies import Call
 from opspec.testing.strategies import edges as edge_draws
 from opspec.testing.strategies.call import map_tensors, python_literal
 from opspec.testing.strategies.schema_args import arguments_of
+from opspec.testing.slots import Slot  # noqa: F401 - where a program's skeleton puts each input
 
 POOL_FACTOR = 4  # candidates drawn per wanted example, to find examples sharing a compile key
 
@@ -85,18 +86,6 @@ def cases_for(ops: list[CoreOp], dtypes: list[str] | None, devices: list[str]) -
 
 
 # ---- programs ----
-
-class Slot:
-    """Where the i-th input tensor goes in a skeleton."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index: int):
-        self.index = index
-
-    def __repr__(self) -> str:
-        return f"<{self.index}>"
-
 
 def fill(skeleton: Any, tensors: tuple) -> Any:
     if isinstance(skeleton, Slot):

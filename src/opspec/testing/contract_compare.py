@@ -25,6 +25,7 @@ from opspec.testing import compare
 from opspec.testing.accuracy import errors_of
 from opspec.testing.accuracy_functions import FUNCTIONS
 from opspec.testing.accuracy_inputs import within
+from opspec.testing.slots import Slot
 
 
 def place(contract: UlpContract) -> str:
@@ -34,8 +35,6 @@ def place(contract: UlpContract) -> str:
 
 def applies(contract: UlpContract | None, inputs: list[torch.Tensor], written: tuple[int, ...] = ()) -> bool:
     """Whether a call of the contract's op on ``inputs`` alone (positionally) can be judged by it."""
-    from opspec.conform.cases import Slot
-
     return operands(contract, tuple(Slot(i) for i in range(len(inputs))), {}, inputs, written) is not None
 
 
@@ -48,7 +47,6 @@ def operands(contract: UlpContract | None, args: Sequence[Any], kwargs: Mapping[
     (``args``, ``kwargs``: its skeleton, a tensor as a ``Slot`` into ``inputs``); None where it cannot: a tensor
     of another dtype, another tensor, a written one, an argument neither the contract's nor its default."""
     from opspec.bridge import torch_ops
-    from opspec.conform.cases import Slot
 
     if contract is None or contract.op not in FUNCTIONS or written:
         return None
@@ -85,8 +83,6 @@ def operands(contract: UlpContract | None, args: Sequence[Any], kwargs: Mapping[
 
 
 def _has_slot(value: Any) -> bool:
-    from opspec.conform.cases import Slot
-
     if isinstance(value, (list, tuple)):
         return any(isinstance(v, Slot) or _has_slot(v) for v in value)
     return False
