@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO / "src"))
 from opspec.conform import merge, rejudge, report  # noqa: E402
 from opspec.conform.backends import registry  # noqa: E402
 from opspec.conform.runner import cached_opset  # noqa: E402
+from opspec.results.model import Report  # noqa: E402
 
 # the header keys that say which cases ran, not how: a re-run of some ops differs there by design
 WHICH_CASES = ("ops", "dtypes")
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError, LookupError) as err:
         print(f"{args.report}: not spliced: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
-    merge.write(args.report, final)  # each record's repro beside the report, as a run or a merge writes it
+    merge.write(args.report, Report.from_dict(final))  # each record's repro beside the report, as a run or a merge writes it
     changed = changes(published, final)
     judged = Counter(r["status"] for r in final["results"])
     print(f"{args.report.name}: {sum(len(r['results']) for _, r in reruns)} cases spliced, "
