@@ -45,10 +45,12 @@ def test_the_shards_partition_the_cases_by_cost(backend, count):
     joined = [c for part in parts for c in part]
     assert len(joined) == len(cases) and set(joined) == set(cases)  # every case once
     assert all(part == [c for c in cases if c in set(part)] for part in parts)  # each in the plan's order
-    per_op = {c.op: 0.0 for c in cases}
+    # ops the table has not measured yet (added by a newer opset than the published runs) ride with a measured
+    # neighbour and weigh nothing in the cut
+    per_op = {c.op: 0.0 for c in cases if costs.of(c.op) is not None}
     for case in cases:
-        per_op[case.op] += costs.of(case.op)
-    loads = [sum(costs.of(c.op) for c in part) for part in parts]
+        per_op[case.op] = per_op.get(case.op, 0.0) + (costs.of(case.op) or 0.0)
+    loads = [sum(costs.of(c.op) or 0.0 for c in part) for part in parts]
     # contiguous cuts at the middle of each op's cost: no shard exceeds its share by more than one op
     assert max(loads) <= sum(loads) / count + max(per_op.values())
 
@@ -81,12 +83,17 @@ def test_the_split_is_the_same_in_any_process_and_order():
     assert json.loads(run.stdout) == here
 
 
-def test_the_cost_table_is_valid_and_covers_the_newest_opset():
+def test_the_cost_table_is_valid_and_covers_the_opset_the_reports_ran():
+    """Every op of the published runs' opset has a cost; an op a newer opset adds is placed beside a measured
+    neighbour until a published run measures it (test_a_new_op_moves_no_other_op)."""
     path = shards.table_path()
     assert not load.read(path, shards.SCHEMA).findings
     data = load.read_checked(path, shards.SCHEMA, "cost table")
-    active = {op.name for op in cached_opset(None).active_ops()}
-    assert active <= set(data["relative"])
+    results = Path(__file__).resolve().parents[1].joinpath("conformance", "results")
+    ran = {json.loads(report.read_text())["opset"] for report in results.glob("*.json")}
+    for version in ran:
+        active = {op.name for op in cached_opset(version).active_ops()}
+        assert active <= set(data["relative"]), f"{version}: unmeasured {sorted(active - set(data['relative']))[:5]}"
     for report in Path(__file__).resolve().parents[1].joinpath("conformance", "results").glob("*.json"):
         backend = json.loads(report.read_text())["backend"]["name"]
         assert backend in data["backends"], f"{report.name}: no column for {backend} (python tools/measure_costs.py)"

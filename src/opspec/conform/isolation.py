@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import multiprocessing
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -124,6 +125,22 @@ def _captured_run(runner: CaseRunner, case: Case, alone: bool, settings: Setting
     return with_log(record, settled)
 
 
+# dynamo names each symbolic size s0, s1, ... in the order a process creates them: the same failure printed in
+# two processes differs only there, so a diagnostic keeps the sizes' places and drops the numbering
+_SIZES = re.compile(r"size=\(([^()]*)\)")
+_SYMBOL = re.compile(r"(?<![\w.])s\d+(?![\w.])")
+
+
+# torch's C++ and Python log lines start with the time and the process: "[W1206 11:15:36.706138194 File.cpp:621]",
+# "E1206 11:12:11.179000 30151 torch/file.py:1608]"; the level and the place stay
+_STAMP = re.compile(r"^(\[?[DIWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? ")
+
+
+def _steady(line: str) -> str:
+    line = _STAMP.sub(r"\1 ", line)
+    return _SIZES.sub(lambda sizes: "size=(" + _SYMBOL.sub("s?", sizes.group(1)) + ")", line)
+
+
 def with_log(record: dict[str, Any], settled: torch_logs.Settled) -> dict[str, Any]:
     """The record with what its case printed: the amount and what was cut, and for a failure the first lines,
     in the record and at the head of its repro, where whoever replays it reads them."""
@@ -131,7 +148,7 @@ def with_log(record: dict[str, Any], settled: torch_logs.Settled) -> dict[str, A
         record["log"] = settled.as_dict()
     if record.get("status") in REPLACE_AFTER and (settled.head or record.get("diagnostic")):
         # what the error carried after its first line, then what the backend printed
-        record["diagnostic"] = [*record.get("diagnostic", ()), *settled.head]
+        record["diagnostic"] = [_steady(line) for line in (*record.get("diagnostic", ()), *settled.head)]
         if record.get("repro"):
             lines = record["repro"].split("\n")
             comment = [DIAGNOSTIC_HEADER, *(f"#   {line}" for line in record["diagnostic"])]
