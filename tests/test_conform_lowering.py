@@ -74,10 +74,15 @@ def test_final_report_marks_records_and_summary_lists_fallbacks(tmp_path):
     assert "fall back: sin" in table
 
 
+def manifested(backend: str) -> str:
+    """The opset version the bundled manifest of ``backend`` describes: a run of that version gets its section."""
+    return manifests.load_manifest(manifests.manifest_path(backend)).opset
+
+
 def test_a_run_on_a_bundled_backend_reports_its_lowering(tmp_path, capsys):
     out = tmp_path / "eager.json"
     code = main(["conform", "--backend", "eager", "--ops", "aten::abs,aten::nonzero", "--report", str(out),
-                 "--max-examples", "1", "--max-compiles", "1"])
+                 "--max-examples", "1", "--max-compiles", "1", "--opset", manifested("eager")])
     assert code == 0, capsys.readouterr()
     final = json.loads(out.read_text())
     validate(final)
@@ -92,7 +97,7 @@ def test_a_run_on_a_bundled_backend_reports_its_lowering(tmp_path, capsys):
 def test_resuming_a_report_recomputes_its_section(tmp_path):
     out = tmp_path / "eager.json"
     args = ["conform", "--backend", "eager", "--ops", "aten::abs", "--report", str(out),
-            "--max-examples", "1", "--max-compiles", "1"]
+            "--max-examples", "1", "--max-compiles", "1", "--opset", manifested("eager")]
     assert main(args) == 0
     stale = json.loads(out.read_text())
     stale["lowering"]["coverage_percent"] = 0.0
