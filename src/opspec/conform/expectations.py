@@ -23,6 +23,8 @@ from opspec.bridge import versions
 from opspec.conform import hardware
 from opspec.conform.cases import Case, op_matches
 from opspec.conform.lowering import shown
+from opspec.results import tally
+from opspec.results.model import CaseRecord
 from opspec.spec import load, resources, yamlio
 from opspec.spec.load import Finding, OpsetError
 from opspec.spec.model import Opset, specifier_holds, torch_specifier
@@ -136,26 +138,9 @@ def apply(record: dict[str, Any], expectation: Expectation | None) -> dict[str, 
 
 
 def stale(records: list[dict[str, Any]]) -> list[str]:
-    """One line per (xfail entry, device) with passing cases: stale there, in all its cases or some.
-
-    An entry stale on one device and still failing on another should name the device
-    it is for (``devices:``); one stale in every case should go, or name the torch
-    versions it holds for (``torch:``)."""
-    by_entry: dict[tuple[str, str], list[str]] = {}
-    for record in records:
-        expectation = record.get("expectation") or {}
-        if expectation.get("status") == "xfail":
-            by_entry.setdefault((expectation["where"], record["device"]), []).append(record["status"])
-    lines = []
-    for (where, device), statuses in sorted(by_entry.items()):
-        passing = statuses.count("xpass")
-        if not passing:
-            continue
-        failing_elsewhere = sorted(d for (w, d), s in by_entry.items() if w == where and d != device and "xpass" not in s)
-        advice = f"; it still fails on {', '.join(failing_elsewhere)}: limit it with devices" if failing_elsewhere else ""
-        scope = f"all {passing}" if passing == len(statuses) else f"{passing} of {len(statuses)}"
-        lines.append(f"{where}: stale expectation on {device}: {scope} of its cases pass{advice}")
-    return lines
+    """One line per (xfail entry, device) with passing cases (``results.tally.stale_expectations``), for records
+    still held as dicts while a run collects them."""
+    return tally.stale_expectations(CaseRecord.from_dict(record) for record in records)
 
 
 def skipped(case: Case, expectation: Expectation) -> dict[str, Any]:
