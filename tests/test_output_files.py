@@ -6,7 +6,8 @@ import stat
 
 import pytest
 
-from opspec.conform.report import cause_of, root_causes
+from opspec.results.model import CaseRecord
+from opspec.results.tally import cause_of, root_causes
 from opspec.spec import atomic
 
 
@@ -27,11 +28,12 @@ def test_written_files_follow_the_umask(tmp_path, umask, mode):
     ("size s0 vs 12.", "size N vs N."),
 ])
 def test_a_root_cause_takes_out_numbers_but_not_the_digits_of_names(message, cause):
-    assert cause_of({"message": message}) == cause
+    assert cause_of(CaseRecord.from_dict({"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "fail",
+                                          "message": message})) == cause
 
 
 def test_failures_differing_only_in_numbers_share_a_root_cause():
     records = [{"op": f"aten::op{i}", "dtype": "float32", "device": "cpu", "status": "fail", "blame": "backend",
                 "message": f"float32 differs by {i}.5 at index {i}"} for i in range(3)]
-    (group,) = root_causes(records)
-    assert group["count"] == 3 and group["cause"] == "float32 differs by N at index N"
+    (group,) = root_causes(CaseRecord.from_dict(record) for record in records)
+    assert group.count == 3 and group.cause == "float32 differs by N at index N"
