@@ -35,8 +35,8 @@ def blame_counts(records: Iterable[CaseRecord]) -> dict[str, int]:
     return {party: counts.get(party, 0) for party in BLAME}
 
 
-# a number standing alone: the digits inside a name (float32, int64, conv2d, s0) are part of the name
-_NUMBERS = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)|\bs\d+\b|\bu\d+\b")
+# a number standing alone: the digits inside a name (float32, int64, conv2d, s0, a row id's alpha-2) are part of it
+_NUMBERS = re.compile(r"(?<![\w.])(?<!\w-)-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)|\bs\d+\b|\bu\d+\b")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
