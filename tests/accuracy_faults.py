@@ -29,24 +29,6 @@ def _is_op(gm: torch.fx.GraphModule, name: str) -> bool:
     return any(n.op == "call_function" and getattr(n.target, "__name__", "") == name for n in gm.graph.nodes)
 
 
-def exp_off_on_one_binade(gm: torch.fx.GraphModule, example_inputs):
-    if not _is_op(gm, "exp.default"):
-        return Executed(gm)
-
-    def run(*inputs):
-        x = _input(inputs)
-
-        def off(y: torch.Tensor) -> torch.Tensor:
-            if y.dtype != torch.float32 or y.shape != x.shape:
-                return y
-            inside = (x >= BINADE[0]) & (x < BINADE[1])
-            return torch.where(inside, (y.view(torch.int32) + ULPS_OFF).view(torch.float32), y)
-
-        return _pytree.tree_map_only(torch.Tensor, off, gm(*inputs))
-
-    return Executed(gm, run)
-
-
 def sin_in_float32(gm: torch.fx.GraphModule, example_inputs):
     if not _is_op(gm, "sin.default"):
         return Executed(gm)
@@ -106,6 +88,7 @@ def _off_on_one_binade(op: str):
 
 atan2_off_on_one_binade = _off_on_one_binade("atan2.default")
 div_scalar_off_on_one_binade = _off_on_one_binade("div.Scalar")
+exp_off_on_one_binade = _off_on_one_binade("exp.default")
 
 
 def atan2_via_float64(gm: torch.fx.GraphModule, example_inputs):

@@ -205,13 +205,18 @@ def _clean_opsets(report: Report, read: dict[str, tuple]) -> list[Opset]:
     return [load.opset_from(*read[version]) for version in sorted(read, key=version_key)]
 
 
+def _folder_version(loaded: LoadedFile, version: str) -> list[Finding]:
+    """A version file names the version of the folder it lives in."""
+    if loaded.data["opset"] == version:
+        return []
+    return [Finding(_at(loaded.data, "opset", Mark(str(loaded.path), 1, 1)),
+                    f"file says opset {loaded.data['opset']!r} but lives in folder {version}/")]
+
+
 def _check_bookkeeping(loaded: LoadedFile, version: str, ops_file: LoadedFile, facts: TorchFacts | None) -> list[Finding]:
     """Bookkeeping ops: named by their folder's version, sorted, unique, not core, and (with torch's ``facts``) as
     torch prints them."""
-    findings = []
-    if loaded.data["opset"] != version:
-        findings.append(Finding(_at(loaded.data, "opset", Mark(str(loaded.path), 1, 1)),
-                                f"file says opset {loaded.data['opset']!r} but lives in folder {version}/"))
+    findings = _folder_version(loaded, version)
     ops, problems = _index_entries(loaded, "ops", BookkeepingOp.from_dict, lambda op: op.name, "bookkeeping op")
     findings += problems
     core = {entry["name"] for _, entry in load.iter_entries(ops_file, "ops")}
@@ -232,10 +237,7 @@ def _check_out_of_scope(loaded: LoadedFile, version: str, ops_file: LoadedFile, 
                         facts: TorchFacts | None) -> list[Finding]:
     """Ops out of scope by decision: named by their folder's version, sorted, unique, neither core nor decomposed by a
     default rule (a decision is one answer), and (with torch's ``facts``) ops torch has."""
-    findings = []
-    if loaded.data["opset"] != version:
-        findings.append(Finding(_at(loaded.data, "opset", Mark(str(loaded.path), 1, 1)),
-                                f"file says opset {loaded.data['opset']!r} but lives in folder {version}/"))
+    findings = _folder_version(loaded, version)
     ops, problems = _index_entries(loaded, "ops", OutOfScopeOp.from_dict, lambda op: op.name, "out-of-scope op")
     findings += problems
     core = {entry["name"] for _, entry in load.iter_entries(ops_file, "ops") if entry.get("status") != "removed"}
