@@ -117,7 +117,7 @@ def read(path: Path, opset: Opset, torch_version: str | None = None, hardware_na
                             attribution=item.get("attribution", ""),
                             where=f"{shown(Path(mark.path))}:{mark.line}")
         if not any(op_matches(name, entry.op) for name in names):
-            warnings.append(f"{mark}: expectation {entry.op!r} matches no op of opset {opset.version}")
+            warnings.append(f"{entry.where}:{mark.col}: expectation {entry.op!r} matches no op of opset {opset.version}")
         entries.append(entry)
     if problems:
         raise OpsetError(problems)
