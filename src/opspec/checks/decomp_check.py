@@ -4,7 +4,8 @@ conformance tests and ``opspec check-decomp``.
 A *subject* is one (op, candidate implementation) pair with what it promises: the
 core ops it may produce. Three checks, each on calls drawn by the shared strategy
 layer and judged by the shared comparison rule:
-- values: candidate output vs kernel output (fp16/bf16 measured against float64);
+- values: candidate output vs kernel output (fp16/bf16 measured against float64); where the op has an
+  accuracy contract in the dtype (``opset/accuracy.yaml``), ULPs against the correctly rounded result instead;
 - closure: the candidate, traced with the opset's table, produces only declared,
   core ops;
 - random ops: properties and a two-sample test instead of value equality;
@@ -27,7 +28,7 @@ from opspec.bridge import decomp_table, torch_ops, versions
 from opspec.spec import references
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.special_cases import OUT_OF_CONTRACT, SpecialCase, load_special_cases
-from opspec.testing import compare, kernel_errors, native_warnings, random_check, scalar_path, strategies
+from opspec.testing import compare, contract_compare, kernel_errors, native_warnings, random_check, scalar_path, strategies
 from opspec.testing import row_paths, special_cases as special
 from opspec.testing.strategies import Call
 from opspec.testing.strategies import op_traits
@@ -157,6 +158,15 @@ class Counterexample:
                 f"not_core = sorted(set(produced) - opset.core_names())\n{undeclared}"
                 f"assert not not_core and not undeclared, f'not core: {{not_core}}; not declared by the rule: {{undeclared}}'\n"
             )
+        if self.comparison is not None and self.comparison.max_ulp is not None:  # judged by the op's contract
+            dtype = str(self.dtype).removeprefix("torch.")
+            return (f"import torch\nfrom opspec.testing import contract_compare\n{candidate}\n{source}\n"
+                    f"actual = decomposition{arguments}\n\n"
+                    f"def called(*args, **kwargs):\n    return args, kwargs\n\n"
+                    f"contract = contract_compare.contract_for({self.subject.op!r}, {dtype!r})\n"
+                    f"operands = contract_compare.operands_of_call(contract, *called{arguments})\n"
+                    f"verdict = contract_compare.compare_with_contract(actual, expected, operands, contract)\n"
+                    f"assert verdict.ok, verdict.message\n")
         return (f"import torch\n{candidate}\n{source}\nactual = decomposition{arguments}\n"
                 f"torch.testing.assert_close(actual, expected, equal_nan=True)\n")
 
@@ -228,6 +238,31 @@ def check_values(subject: Subject, call: Call, dtype: torch.dtype) -> compare.Co
         if problem:
             raise DecompositionMismatch(Counterexample(subject, call, dtype, problem, expected, actual))
         return compare.Comparison(ok=True, message="metadata matches (values unspecified)")
+    near_zero = subject.op in op_traits.ACCURATE_NEAR_ZERO
+    verdict = _against_the_contract(subject, call, dtype, actual, expected, near_zero)
+    if verdict is None:
+        verdict = _against_the_kernel(subject, call, dtype, actual, expected, near_zero)
+    if not verdict.ok:
+        raise DecompositionMismatch(Counterexample(subject, call, dtype, verdict.message, expected, actual, verdict))
+    return verdict
+
+
+def _against_the_contract(subject: Subject, call: Call, dtype: torch.dtype, actual: Any, expected: Any,
+                          near_zero: bool) -> compare.Comparison | None:
+    """ULPs against the correctly rounded result where the op has an accuracy contract in ``dtype`` that can judge
+    the call: the decomposition is held to what the opset promises of the op, not to the kernel's (rtol, atol)
+    neighbourhood; None where there is no such contract."""
+    contract = contract_compare.contract_for(subject.op, str(dtype).removeprefix("torch."))
+    operands = contract_compare.operands_of_call(contract, call.args, call.kwargs)
+    if operands is None:
+        return None
+    return contract_compare.compare_with_contract(actual, expected, operands, contract,
+                                                  tolerance=subject.hints.tolerance, near_zero=near_zero)
+
+
+def _against_the_kernel(subject: Subject, call: Call, dtype: torch.dtype, actual: Any, expected: Any,
+                        near_zero: bool) -> compare.Comparison:
+    """The comparison rule against the eager kernel (low precision measured against float64)."""
     reference64 = None
     widened = compare.float64_dtypes(subject.op in op_traits.SQUARES_INPUTS)
     if dtype in widened:
@@ -237,13 +272,10 @@ def check_values(subject: Subject, call: Call, dtype: torch.dtype) -> compare.Co
                 reference64 = compare.float64_spread(subject.kernel, call.copy().args, call.copy().kwargs, reference64)
         except Exception:
             reference64 = None  # the kernel has no float64 path here; compare falls back to (rtol, atol)
-    near_zero = subject.op in op_traits.ACCURATE_NEAR_ZERO
     verdict = compare.compare(actual, expected, float64=reference64, tolerance=subject.hints.tolerance,
                               near_zero=near_zero)
     if not verdict.ok:
         verdict = _against_the_scalar_path(subject, call, actual, expected, reference64, near_zero) or verdict
-    if not verdict.ok:
-        raise DecompositionMismatch(Counterexample(subject, call, dtype, verdict.message, expected, actual, verdict))
     return verdict
 
 

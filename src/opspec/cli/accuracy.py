@@ -34,6 +34,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--backend", metavar="NAME",
                         help="compile one program per op and dtype with this backend (as opspec conform resolves "
                         "it) instead of running eager kernels")
+    parser.add_argument("--rules", action="store_true",
+                        help="measure the opset's decomposition rule of each op (optional rules too) instead of its "
+                        "kernel: a rule must meet the contract of the op it lowers; ops without a rule are left out")
     parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, metavar="N",
                         help=f"inputs per float32 or float64 measurement (default {DEFAULT_SAMPLES:,})")
     parser.add_argument("--seed", type=int, default=0, metavar="S",
@@ -53,15 +56,20 @@ def run(args) -> int:
         raise UsageError(f"--samples {args.samples}: must be at least 1")
     if args.record and args.backend:
         raise UsageError("--record writes what eager kernels measure; it cannot be combined with --backend")
+    if args.rules and (args.backend or args.record):
+        raise UsageError("--rules measures the opset's decomposition rules on eager kernels; it cannot be combined "
+                         f"with {'--backend' if args.backend else '--record'}")
     path = args.contracts or _contracts_path(args.record)
     contracts = spec_accuracy.load_contracts(path)
     chosen = _chosen(contracts, args.ops, args.dtypes)
+    if args.rules:
+        chosen = _with_rules(chosen)
 
     from opspec.bridge import torch_ops
     from opspec.checks import accuracy
 
     _check_device(args.device)
-    kernel_for = _kernel_factory(args.backend)
+    kernel_for = _kernel_factory(args.backend, rules=args.rules)
     progress = _Progress(sys.stderr)
     judged = accuracy.measure_all(chosen, kernel_for, samples=args.samples, seed=args.seed, device=args.device,
                                   progress=progress)
@@ -109,10 +117,21 @@ def _check_device(device: str) -> None:
         raise UsageError("--device cuda: torch sees no CUDA device here")
 
 
-def _kernel_factory(backend_name: str | None):
+def _with_rules(chosen: list) -> list:
+    """The contracts of ops the opset has a decomposition rule for; a usage error where none has."""
+    from opspec.spec import load
+
+    ruled = {rule.op for rule in load.load_opset().rules}
+    kept = [contract for contract in chosen if contract.op in ruled]
+    if not kept:
+        raise UsageError("--rules: no chosen op has a decomposition rule in the opset")
+    return kept
+
+
+def _kernel_factory(backend_name: str | None, rules: bool = False):
     """contract -> a callable applying its op to its tensor arguments (in the reference function's order) with the
     contract's fixed arguments: the eager overload, the opset's rule for an op the opset decomposes and does not
-    keep in its core set, or a backend's program."""
+    keep in its core set (for every op with a rule, optional ones too, with ``rules``), or a backend's program."""
     from opspec.conform import accuracy_programs
     from opspec.spec import load
     from opspec.testing.accuracy_functions import FUNCTIONS
@@ -120,12 +139,12 @@ def _kernel_factory(backend_name: str | None):
     opset = load.load_opset()
     if backend_name is None:
         core = {op.name for op in opset.active_ops()}
-        rules = {rule.op: rule for rule in opset.rules}
+        by_op = {rule.op: rule for rule in opset.rules}
 
         def eager(contract):
             from opspec.bridge import decomp_table
 
-            rule = rules.get(contract.op) if contract.op not in core else None
+            rule = by_op.get(contract.op) if rules or contract.op not in core else None
             implementation = decomp_table.implementation(rule) if rule is not None else None
             return accuracy_programs.eager(contract.op, FUNCTIONS[contract.op].args, contract.arguments,
                                            implementation)
@@ -146,7 +165,7 @@ def _report(judged: list, args, torch_version: str) -> dict[str, Any]:
     return {
         "torch": torch_version,
         "device": args.device,
-        "backend": args.backend or "eager",
+        "backend": args.backend or ("opset-rules" if args.rules else "eager"),
         "seed": args.seed,
         "samples": args.samples,
         "results": [_finite(_result(j)) for j in judged],

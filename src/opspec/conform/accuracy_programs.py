@@ -41,7 +41,8 @@ def eager(op: str, tensors: Sequence[str] = ("self",), arguments: Mapping[str, A
     fixed = dict(arguments or {})
     writing = implementation is None and writes(op)
 
-    names = [argument.name for argument in torch_ops.resolve(op)._schema.arguments]
+    # the schema's positional arguments; a keyword-only one (div's rounding_mode) is passed by name
+    names = [argument.name for argument in torch_ops.resolve(op)._schema.arguments if not argument.kwarg_only]
 
     def kernel(*inputs: torch.Tensor) -> torch.Tensor:
         out = {"out": torch.empty_like(inputs[0])} if writing else {}
@@ -51,7 +52,7 @@ def eager(op: str, tensors: Sequence[str] = ("self",), arguments: Mapping[str, A
         # a rule's implementation names its parameters its own way: the schema's order, positionally
         given = [name for name in names if name in values]
         leading = names[:len(given)] == given
-        positional = [values.pop(name) for name in (given if leading else names[:names.index(given[0])])]
+        positional = [values.pop(name) for name in (given if leading or not given else names[:names.index(given[0])])]
         return function(*positional, **values)
 
     return kernel

@@ -18,7 +18,6 @@ the record says so.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -28,11 +27,11 @@ import torch
 from opspec.checks import accuracy as checks_accuracy
 from opspec.conform import accuracy_programs, cases
 from opspec.conform.backends import CompileError
-from opspec.spec import accuracy as spec_accuracy
 from opspec.spec.accuracy import PRESERVE, UlpContract
 from opspec.spec.errors import one_line
 from opspec.testing import accuracy as measure
 from opspec.testing.accuracy_functions import FUNCTIONS
+from opspec.testing import contract_compare
 from opspec.testing.contract_compare import place
 
 CASE_SAMPLES = 16_384  # float32/float64 inputs per case: about 0.1 s to judge (erf in float64: 1 s, all mpmath)
@@ -52,15 +51,9 @@ class Verdict:
     failed: dict[str, Any] | None = None  # status and message, where the case does not pass
 
 
-@functools.lru_cache(maxsize=1)
-def _contracts() -> spec_accuracy.Contracts:
-    return spec_accuracy.load_contracts()
-
-
 def contract_for(op: str, dtype: str) -> UlpContract | None:
-    """The op's ULP contract in ``dtype`` where a reference function measures it: of one tensor or several, with
-    the contract's fixed arguments. Ops with an error model or a bool result have none, and keep their judging."""
-    return _contracts().ulp_of(op, dtype) if op in FUNCTIONS else None
+    """The op's ULP contract in ``dtype``, as every comparison reads it (:func:`contract_compare.contract_for`)."""
+    return contract_compare.contract_for(op, dtype)
 
 
 def largest_input(backend) -> int | None:

@@ -14,11 +14,13 @@ measured at, keeps the comparison rule. An element is inside the domain where ev
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
 
+from opspec.spec import accuracy as spec_accuracy
 from opspec.spec.accuracy import UlpContract
 from opspec.spec.model import Tolerance
 from opspec.testing import compare
@@ -31,6 +33,32 @@ from opspec.testing.slots import Slot
 def place(contract: UlpContract) -> str:
     """The contract's place as the repository spells it, whichever copy of the data (checkout or wheel) was read."""
     return f"opset/{Path(contract.mark.path).name}:{contract.mark.line}"
+
+
+@functools.lru_cache(maxsize=1)
+def _contracts() -> spec_accuracy.Contracts:
+    return spec_accuracy.load_contracts()
+
+
+def contract_for(op: str, dtype: str) -> UlpContract | None:
+    """The op's ULP contract in ``dtype`` where a reference function measures it: of one tensor or several, with
+    the contract's fixed arguments. Ops with an error model or a bool result have none, and keep their judging."""
+    return _contracts().ulp_of(op, dtype) if op in FUNCTIONS else None
+
+
+def operands_of_call(contract: UlpContract | None, args: Sequence[Any],
+                     kwargs: Mapping[str, Any]) -> dict[str, torch.Tensor] | None:
+    """:func:`operands` for a call given with its tensors in place (not as a skeleton and its inputs)."""
+    from opspec.testing.strategies.call import map_tensors
+
+    inputs: list[torch.Tensor] = []
+
+    def slot(tensor: torch.Tensor) -> Slot:
+        inputs.append(tensor)
+        return Slot(len(inputs) - 1)
+
+    skeleton_args, skeleton_kwargs = map_tensors(slot, tuple(args)), map_tensors(slot, dict(kwargs))
+    return operands(contract, skeleton_args, skeleton_kwargs, inputs)
 
 
 def applies(contract: UlpContract | None, inputs: list[torch.Tensor], written: tuple[int, ...] = ()) -> bool:
