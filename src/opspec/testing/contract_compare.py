@@ -31,11 +31,11 @@ from opspec.testing.slots import Slot
 
 
 def place(contract: UlpContract) -> str:
-    """The contract's place as the repository spells it, whichever copy of the data (checkout or wheel) was read."""
-    return f"opset/{Path(contract.mark.path).name}:{contract.mark.line}"
+    """How a report cites the contract: by op and dtype, which stay put when lines are added above them (a line
+    number would go stale with the next contract), and the same whichever copy of the data was read."""
+    return f"opset/{Path(contract.mark.path).name}#{contract.op}/{contract.dtype}"
 
 
-@functools.lru_cache(maxsize=1)
 def _contracts() -> spec_accuracy.Contracts:
     return spec_accuracy.load_contracts()
 
