@@ -65,3 +65,21 @@ def test_the_repro_of_a_contract_failure_fails_the_same_way(opset):
     ran = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, env=env, timeout=300)
     assert ran.returncode == 1 and "the contract allows" in ran.stderr, ran.stderr[-2000:]
 
+
+
+def test_the_contracts_are_read_once_per_process(monkeypatch):
+    """Every drawn example asks for its op's contract: reading and schema-checking the file each time made a
+    conform case twenty times slower."""
+    from opspec.spec import accuracy as spec_accuracy
+    from opspec.testing import contract_compare
+
+    reads = []
+    real = spec_accuracy.load_contracts
+    monkeypatch.setattr(spec_accuracy, "load_contracts", lambda *a, **k: reads.append(1) or real(*a, **k))
+    contract_compare._contracts.cache_clear()
+    try:
+        for dtype in ("float32", "float64", "float32"):
+            assert contract_compare.contract_for("aten::exp", dtype) is not None
+    finally:
+        contract_compare._contracts.cache_clear()
+    assert len(reads) == 1

@@ -36,6 +36,7 @@ def place(contract: UlpContract) -> str:
     return f"opset/{Path(contract.mark.path).name}#{contract.op}/{contract.dtype}"
 
 
+@functools.lru_cache(maxsize=1)
 def _contracts() -> spec_accuracy.Contracts:
     return spec_accuracy.load_contracts()
 
