@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import tempfile
 import time
 
 import torch
@@ -320,3 +321,24 @@ def hook_naming_nothing(gm: torch.fx.GraphModule, example_inputs):
     run.executed_ops = lambda: {"target": [], "runtime": [], "pytorch": []}
     return run
 
+
+
+# Where a test arms the stall: the workers' forkserver may have started before the test, with the environment
+# of then, so the request goes through a file every process can see.
+STALL_FOLDER = os.path.join(tempfile.gettempdir(), f"opspec-test-stall-{os.getuid()}")
+
+
+def stalled_once(gm: torch.fx.GraphModule, example_inputs):
+    """Right, but once armed (``STALL_FOLDER/armed``) its next compile of cos stalls for a minute, as a compile
+    does when other workers' cases hold the cores; the stall disarms it (``armed`` becomes ``stalled``)."""
+    armed, stalled = os.path.join(STALL_FOLDER, "armed"), os.path.join(STALL_FOLDER, "stalled")
+    if "cos.default" in _ops(gm):
+        try:
+            os.rename(armed, stalled)  # atomic: one compile stalls
+        except OSError:
+            pass
+        else:
+            time.sleep(60)
+    run = lambda *inputs: gm.forward(*inputs)  # noqa: E731
+    run.executed_ops = lambda: {"target": sorted(_qualified(gm)), "runtime": []}
+    return run

@@ -52,6 +52,29 @@ def test_a_crash_and_a_hang_cost_their_own_cases_only(tmp_path):
     assert verdicts(two) == verdicts(one)
 
 
+def test_a_case_that_only_ran_out_of_time_once_is_not_a_hang(tmp_path):
+    # the first compile of cos stalls past the limit (as under other workers' load); run again in a fresh worker
+    # it passes, and the record keeps the timeout as its first run. A real hang stays a timeout (above).
+    import shutil
+
+    from conform_faults import STALL_FOLDER
+
+    shutil.rmtree(STALL_FOLDER, ignore_errors=True)
+    os.makedirs(STALL_FOLDER)
+    open(os.path.join(STALL_FOLDER, "armed"), "w").close()
+    try:
+        code, run = conform(tmp_path / "run.json", "--backend", "conform_faults:stalled_once", "--ops", "cos,relu",
+                            "--isolate", "--timeout", "10", "--no-expectations")
+        assert os.path.exists(os.path.join(STALL_FOLDER, "stalled"))
+    finally:
+        shutil.rmtree(STALL_FOLDER, ignore_errors=True)
+    cos = next(r for r in run["results"] if r["op"] == "aten::cos")
+    assert code == 0
+    assert cos["status"] == "pass" and cos["first_run"]["status"] == "timeout"
+    assert "no result within 10s" in cos["first_run"]["message"] and cos["duration_s"] >= 10
+    assert "first_run" not in next(r for r in run["results"] if r["op"] == "aten::relu")
+
+
 def test_a_backend_that_poisons_its_process_fails_only_its_own_case(tmp_path):
     # after floor fails, every call in that process fails: the worker is replaced, so no other case inherits it,
     # whatever the order, the number of workers or --isolate

@@ -14,13 +14,17 @@ raising the same error) would otherwise hand that error to whichever case ran ne
 on that worker, and verdicts would depend on order and ``-j``. So every case starts
 in a process that has seen only clean cases.
 
-Inside a case the same holds once more: a failing case (not a timeout, which would
-cost its limit again) runs a second time in a fresh worker *alone*: every drawn
-example and row in a program of its own, its repro written before it runs. That
-run's record is the one kept: the first unit that fails by itself, in a process
-nothing failed in before, whose repro replays it (a crash's repro is the row or
-example that crashed). Where the first run said otherwise (a program shared by
-several rows failed), the record keeps it as ``first_run``.
+Inside a case the same holds once more: a failing case runs a second time in a fresh worker
+*alone*: every drawn example and row in a program of its own, its repro written before it
+runs. That run's record is the one kept: the first unit that fails by itself, in a process
+nothing failed in before, whose repro replays it (a crash's repro is the row or example that
+crashed). Where the first run said otherwise (a program shared by several rows failed), the
+record keeps it as ``first_run``.
+
+A timeout runs a second time too, as it ran (alone it would compile more and take longer),
+in a fresh worker: a case that only ran out of time while other workers' cases shared the
+cores is not a hang. The second run's record is kept, the timeout as its ``first_run``; a
+real hang costs its limit twice.
 """
 from __future__ import annotations
 
@@ -198,14 +202,25 @@ class Isolated:
 
     def run(self, case: Case) -> dict[str, Any]:
         record = self._run(case, alone=False)
+        timed_out = None
+        if record["status"] == "timeout":  # lost to the cores' other work, or a hang: once more, as it ran
+            timed_out = {"status": record["status"], "message": record.get("message", "")}
+            record = self._again(case, record, alone=False)
+            if record["status"] == "timeout":
+                return record
         if record["status"] not in CONFIRM or record.get("message", "").startswith("device fault"):
-            return record  # a device fault is replayed nowhere: the device, not the case, decided it
+            # a device fault is replayed nowhere: the device, not the case, decided it
+            return {**record, "first_run": timed_out} if timed_out else record
         first = {"status": record["status"], "message": record.get("message", "")}
-        duration = record.get("duration_s", 0.0)
-        record = self._run(case, alone=True, suspect=(record.get("special_case") or {}).get("row"))
-        record["duration_s"] = round(duration + record.get("duration_s", 0.0), 3)
-        if (record["status"], record.get("message", "")) != (first["status"], first["message"]):
-            record["first_run"] = first
+        record = self._again(case, record, alone=True, suspect=(record.get("special_case") or {}).get("row"))
+        if timed_out or (record["status"], record.get("message", "")) != (first["status"], first["message"]):
+            record["first_run"] = timed_out or first
+        return record
+
+    def _again(self, case: Case, before: dict[str, Any], alone: bool, suspect: str | None = None) -> dict[str, Any]:
+        """The case run once more in a fresh worker, the time of both runs on its record."""
+        record = self._run(case, alone=alone, suspect=suspect)
+        record["duration_s"] = round(before.get("duration_s", 0.0) + record.get("duration_s", 0.0), 3)
         return record
 
     def _run(self, case: Case, alone: bool, suspect: str | None = None) -> dict[str, Any]:
