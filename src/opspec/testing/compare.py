@@ -72,6 +72,7 @@ class Comparison:
     kernel_error: float | None = None  # fp16/bf16: the kernel's own largest error against float64
     path: str = ""  # where in a nested output the verdict was reached, e.g. "[1]"
     max_ulp: float | None = None  # judged by an accuracy contract (contract_compare): the largest error in ULPs
+    outside: bool = False  # judged by a contract, and failed outside its domain, where the eager kernel decides
 
     def __bool__(self) -> bool:
         return self.ok

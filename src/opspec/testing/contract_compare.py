@@ -157,5 +157,6 @@ def compare_with_contract(candidate, reference: torch.Tensor, x: torch.Tensor | 
                                          f"allows {contract.max_ulp:g} ULP ({place(contract)})", **numbers)
     outside = compare.compare(got[~inside], eager[~inside], tolerance=tolerance, near_zero=near_zero)
     if not outside.ok:
-        return dataclasses.replace(outside, message=f"outside the contract's domain: {outside.message}", **numbers)
+        return dataclasses.replace(outside, message=f"outside the contract's domain: {outside.message}",
+                                   outside=True, **numbers)
     return compare.Comparison(True, "", **numbers)
