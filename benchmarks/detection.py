@@ -29,14 +29,14 @@ import yaml
 from opspec.bridge import torch_ops
 from opspec.checks import decomp_check
 from opspec.spec import load, portable
-from opspec.testing import compare
+from opspec.testing import compare, contract_compare
 from opspec.testing.strategies import op_traits
 from opspec.testing.strategies.call import map_tensors
 from opspec.testing.strategies.values import copy_preserving_layout
 
 FAULTS = Path(__file__).resolve().parent / "faults"
 CATEGORY_ORDER = ("formula", "sign", "precision", "overflow", "nan", "ties", "dims", "dtype", "broadcast", "empty",
-                  "domain", "branch", "spread", "signed_zero", "inf", "integer", "layout", "size")
+                  "domain", "branch", "spread", "signed_zero", "inf", "integer", "layout", "size", "accuracy")
 DEFAULT_DTYPES = ("float32", "float64")
 DROPPABLE_KWARGS = {"inplace": False}  # Python-API flags with no aten counterpart, harmless to drop at this value
 
@@ -69,6 +69,14 @@ def judge(op: str, fn, args: tuple, kwargs: dict) -> tuple[bool, str]:
         actual = fn(*copied(args), **copied(kwargs))
     except Exception as err:
         return True, f"decomposition raised {type(err).__name__}: {err}"
+    near_zero = op in op_traits.ACCURATE_NEAR_ZERO
+    floating = next((t for t in _tensors((args, kwargs)) if t.is_floating_point()), None)
+    contract = contract_compare.contract_for(op, str(floating.dtype).removeprefix("torch.")) if floating is not None \
+        else None
+    operands = contract_compare.operands_of_call(contract, args, kwargs)
+    if operands is not None:  # the op's accuracy contract, as the decomposition check judges it
+        verdict = contract_compare.compare_with_contract(actual, expected, operands, contract, near_zero=near_zero)
+        return (not verdict.ok), verdict.message
     low = [t for t in _tensors((args, kwargs)) if t.dtype in compare.LOW_PRECISION]
     reference64 = None
     if low:
@@ -76,7 +84,7 @@ def judge(op: str, fn, args: tuple, kwargs: dict) -> tuple[bool, str]:
             reference64 = compare.float64_run(kernel, copied(args), copied(kwargs))
         except Exception:
             reference64 = None
-    verdict = compare.compare(actual, expected, float64=reference64, near_zero=op in op_traits.ACCURATE_NEAR_ZERO)
+    verdict = compare.compare(actual, expected, float64=reference64, near_zero=near_zero)
     return (not verdict.ok), verdict.message
 
 

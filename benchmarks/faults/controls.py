@@ -62,7 +62,9 @@ def elu_where(self, alpha=1, scale=1, input_scale=1):
 
 @upcast
 def leaky_relu_where(self, negative_slope=0.01):
-    """where(x > 0, x, slope x)."""
+    """where(x > 0, x, slope x); integer and bool inputs refused, as the op's row says."""
+    if not self.is_floating_point():
+        raise NotImplementedError(f"leaky_relu is not implemented for {self.dtype}")
     return torch.where(self > 0, self, self * negative_slope)
 
 

@@ -207,3 +207,40 @@ def div_keeps_integers(self, other):
 def pow_keeps_dtype(self, exponent):
     """Casts the result back to self's dtype: int ** 0.5 must be float."""
     return torch.pow(self, exponent).to(self.dtype)
+
+
+# ---- accuracy: within every (rtol, atol), outside the op's accuracy contract ----
+
+def log1p_in_float32(self):
+    """A float64 log1p computed in float32 and widened: about 1e-8 relative off, 10**8 ULP of float64."""
+    return torch.log1p(self.float()).to(self.dtype) if self.dtype == torch.float64 else torch.log1p(self)
+
+
+def xlogy_in_float32(self, other):
+    """A float64 xlogy computed in float32 and widened."""
+    wide = torch.float64 in (self.dtype, other.dtype)
+    result = torch.xlogy(self.float(), other.float()) if wide else torch.xlogy(self, other)
+    return result.to(torch.promote_types(self.dtype, other.dtype)) if wide else result
+
+
+def _ulps_up(result: torch.Tensor, k: int) -> torch.Tensor:
+    for _ in range(k):
+        result = torch.nextafter(result, torch.full_like(result, math.inf))
+    return result
+
+
+def softplus_off_on_one_binade(self, beta=1, threshold=20):
+    """A softplus whose float32 approximation is 4 ULP off for x in [1, 2) only (a polynomial fitted badly
+    on one interval): every other binade is right."""
+    result = torch.nn.functional.softplus(self, beta, threshold)
+    if self.dtype != torch.float32:
+        return result
+    return torch.where((self >= 1) & (self < 2), _ulps_up(result, 4), result)
+
+
+def sigmoid_off_on_one_binade(self):
+    """A float64 sigmoid 8 ULP off for x in [-4, -2) only."""
+    result = torch.sigmoid(self)
+    if self.dtype != torch.float64:
+        return result
+    return torch.where((self >= -4) & (self < -2), _ulps_up(result, 8), result)
