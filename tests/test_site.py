@@ -20,6 +20,7 @@ from opspec.spec.workspace import Workspace
 
 pytest.importorskip("mkdocs")
 pytest.importorskip("material")
+pytestmark = pytest.mark.xdist_group("site")  # one worker runs them all: each module fixture's build is made once
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> tuple[Path, Path, float]:

@@ -42,9 +42,10 @@ def _serve(root: Path, out: Path):
     return httpd, url
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def served(tmp_path_factory):
-    """The repository's own site, built into a scratch folder, so search ranks among all the real pages."""
+    """The repository's own site, built into a scratch folder, so search ranks among all the real pages (once per
+    worker: the scheduler may run another module's tests between these, which would end a module's fixture)."""
     httpd, url = _serve(ROOT, tmp_path_factory.mktemp("site") / "html")
     yield url
     httpd.shutdown()
