@@ -383,7 +383,27 @@ def test_record_writes_what_was_measured_beside_the_contract(tmp_path, capsys):
     assert path.read_text().startswith(spec_accuracy.HEADER)
 
 
+def test_rules_measures_the_opsets_decomposition_rule_not_the_kernel(tmp_path, capsys):
+    """log10's optional rule, log(x) * (1 / ln 10), rounds twice: held to the kernel's 1 ULP it breaks."""
+    path = tmp_path / "accuracy.yaml"
+    text = (ROOT / "opset" / "accuracy.yaml").read_text()
+    start = text.index("  aten::log10:\n")
+    at = text.index("        max_ulp: ", text.index("      float64:", start))
+    end = text.index("\n", at)
+    path.write_text(text[:at] + "        max_ulp: 1" + text[end:])
+    args = ["accuracy", "--contracts", str(path), "--ops", "aten::log10", "--dtypes", "float64", "--samples",
+            "100000", "--format", "json"]
+    assert main(args) == 0  # the kernel
+    capsys.readouterr()
+    assert main([*args, "--rules"]) == 1
+    out = capsys.readouterr()
+    assert json.loads(out.out)["backend"] == "opset-rules"
+    assert "aten::log10 float64: " in out.err and "the contract allows 1 ULP" in out.err
+
+
 @pytest.mark.parametrize("args, message", [
+    (["--rules", "--backend", "inductor"], "cannot be combined with --backend"),
+    (["--rules", "--ops", "aten::exp"], "--rules: no chosen op has a decomposition rule in the opset"),
     (["--ops", "aten::nothing*"], "--ops aten::nothing*: no ULP contract matches"),
     (["--samples", "0"], "--samples 0: must be at least 1"),
     (["--record", "--backend", "inductor"], "cannot be combined with --backend"),
