@@ -31,8 +31,7 @@ from opspec.spec.accuracy import PRESERVE, UlpContract
 from opspec.spec.errors import one_line
 from opspec.testing import accuracy as measure
 from opspec.testing.accuracy_functions import FUNCTIONS
-from opspec.testing import contract_compare
-from opspec.testing.contract_compare import place
+from opspec.testing.contract_compare import contract_for, place
 
 CASE_SAMPLES = 16_384  # float32/float64 inputs per case: about 0.1 s to judge (erf in float64: 1 s, all mpmath)
 
@@ -49,11 +48,6 @@ class ProgramError(Exception):
 class Verdict:
     section: dict[str, Any]  # the record's ``accuracy``
     failed: dict[str, Any] | None = None  # status and message, where the case does not pass
-
-
-def contract_for(op: str, dtype: str) -> UlpContract | None:
-    """The op's ULP contract in ``dtype``, as every comparison reads it (:func:`contract_compare.contract_for`)."""
-    return contract_compare.contract_for(op, dtype)
 
 
 def largest_input(backend) -> int | None:

@@ -27,9 +27,9 @@ from opspec.spec.model import CoreOp, Opset, canonical_op_name
 from opspec.testing import kernel_errors, strategies
 from opspec.testing.strategies import Call
 from opspec.testing.strategies import edges as edge_draws
-from opspec.testing.strategies.call import map_tensors, python_literal
+from opspec.testing.strategies.call import python_literal
 from opspec.testing.strategies.schema_args import arguments_of
-from opspec.testing.slots import Slot  # noqa: F401 - where a program's skeleton puts each input
+from opspec.testing.slots import Slot, split_tensors  # noqa: F401 - where a program's skeleton puts each input
 
 POOL_FACTOR = 4  # candidates drawn per wanted example, to find examples sharing a compile key
 
@@ -114,14 +114,7 @@ class Example:
 
     @classmethod
     def of(cls, call: Call) -> "Example":
-        inputs: list[torch.Tensor] = []
-
-        def take(tensor: torch.Tensor) -> Slot:
-            inputs.append(tensor)
-            return Slot(len(inputs) - 1)
-
-        args = map_tensors(take, call.args)
-        kwargs = map_tensors(take, call.kwargs)
+        args, kwargs, inputs = split_tensors(call.args, call.kwargs)
         names = [a.name for a in arguments_of(torch_ops.all_aten_schemas()[call.op])[1]]
         written = []
         for name in written_arguments(call.op):

@@ -38,14 +38,14 @@ from opspec.bridge import decomp_table, functional_variants, torch_ops
 from opspec.bridge.functional_variants import TENSOR_OPTIONS, Variant
 from opspec.conform import cases as cases_mod
 from opspec.conform.backends.program import ProgramModule
-from opspec.conform.cases import Slot, fill
+from opspec.conform.cases import fill
 from opspec.conform.expectations import expectations_dir
 from opspec.spec import load, yamlio
 from opspec.spec.errors import first_line, one_line
 from opspec.spec.model import Opset
 from opspec.testing import compare, strategies
 from opspec.testing.strategies import Call
-from opspec.testing.strategies.call import map_tensors
+from opspec.testing.slots import split_tensors
 from opspec.testing.strategies.values import copy_preserving_layout
 from opspec.results import vocabulary
 
@@ -163,13 +163,7 @@ def build(mutation: Mutation, call: Call) -> Program | None:
         base = _filler(view.base_shape(shape), target.dtype, str(target.device))
         view.take(base, shape).copy_(target)
         bases.append(base)
-    inputs: list[torch.Tensor] = list(bases)
-
-    def take(tensor: torch.Tensor) -> Slot:
-        inputs.append(tensor)
-        return Slot(len(inputs) - 1)
-
-    args, kwargs = map_tensors(take, args), map_tensors(take, kwargs)
+    args, kwargs, inputs = split_tensors(args, kwargs, list(bases))
     n_bases, intermediate = len(bases), mutation.target == "intermediate"
 
     def function(*tensors):

@@ -94,7 +94,7 @@ def judge_example(backend: backends.Backend, example: cases.Example, op, seed: i
     checker = properties.CHECKERS.get(op.name)
     checked = (lambda candidate, reference: checker(candidate, reference, example)) if checker else None
     floating = next((t for t in example.inputs if t.is_floating_point()), None)
-    contract = case_accuracy.contract_for(op.name, cases.dtype_name(floating.dtype)) if floating is not None \
+    contract = contract_compare.contract_for(op.name, cases.dtype_name(floating.dtype)) if floating is not None \
         else None
     operands = contract_compare.operands(contract, example.args, example.kwargs, example.inputs, example.written) \
         if checked is None else None
@@ -240,7 +240,7 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
 
 def _accuracy_verdict(case: dict[str, Any], backend: backends.Backend, program: Callable) -> dict[str, Any]:
     """The case's accuracy program measured again, judged as the run judged it."""
-    contract = case_accuracy.contract_for(case["op"], case["dtype"])
+    contract = contract_compare.contract_for(case["op"], case["dtype"])
     if contract is None:
         return {"status": "skip", "message": f"{case['op']} has no accuracy contract in {case['dtype']}",
                 "executed": "unknown"}

@@ -34,7 +34,7 @@ from opspec.conform.cases import Case, Example
 from opspec.results.vocabulary import PASSING
 from opspec.spec import atomic, load
 from opspec.spec.accuracy import UlpContract
-from opspec.testing import compare, kernel_errors
+from opspec.testing import compare, contract_compare, kernel_errors
 from opspec.testing.strategies import Call
 
 EVIDENCE_HOOK = "the site's page Conform your own backend, section Evidence"
@@ -197,7 +197,7 @@ class CaseRunner:
         self.backend.front_end = []
         loaded = replay.load_repro(repro)
         if "accuracy_samples" in loaded["CASE"]:  # the worker died in the case's accuracy program
-            self.failing_accuracy = case_accuracy.contract_for(case.op, case.dtype)
+            self.failing_accuracy = contract_compare.contract_for(case.op, case.dtype)
             return self._blame(case, record, announce).as_dict()
         example = cases.Example.of(Call(case.op, tuple(loaded["args"]), dict(loaded["kwargs"])))
         built_by = example
@@ -231,7 +231,7 @@ class CaseRunner:
         if not examples:
             return {"status": "skip", "message": "the eager kernel rejected every drawn input", "examples": 0}
         checker = properties.CHECKERS.get(op.name)
-        contract = case_accuracy.contract_for(op.name, case.dtype)
+        contract = contract_compare.contract_for(op.name, case.dtype)
         compiled: dict[tuple, Any] = {}
         verdicts: list[compare.Comparison] = []
         repro_file = self._repro_file(case)

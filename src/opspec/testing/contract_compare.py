@@ -27,7 +27,7 @@ from opspec.testing import compare
 from opspec.testing.accuracy import errors_of
 from opspec.testing.accuracy_functions import FUNCTIONS
 from opspec.testing.accuracy_inputs import within
-from opspec.testing.slots import Slot
+from opspec.testing.slots import Slot, split_tensors
 
 
 def place(contract: UlpContract) -> str:
@@ -50,15 +50,7 @@ def contract_for(op: str, dtype: str) -> UlpContract | None:
 def operands_of_call(contract: UlpContract | None, args: Sequence[Any],
                      kwargs: Mapping[str, Any]) -> dict[str, torch.Tensor] | None:
     """:func:`operands` for a call given with its tensors in place (not as a skeleton and its inputs)."""
-    from opspec.testing.strategies.call import map_tensors
-
-    inputs: list[torch.Tensor] = []
-
-    def slot(tensor: torch.Tensor) -> Slot:
-        inputs.append(tensor)
-        return Slot(len(inputs) - 1)
-
-    skeleton_args, skeleton_kwargs = map_tensors(slot, tuple(args)), map_tensors(slot, dict(kwargs))
+    skeleton_args, skeleton_kwargs, inputs = split_tensors(tuple(args), dict(kwargs))
     return operands(contract, skeleton_args, skeleton_kwargs, inputs)
 
 

@@ -5,6 +5,8 @@ same skeletons to tell which argument of a call each tensor is.
 """
 from __future__ import annotations
 
+from typing import Any
+
 
 class Slot:
     """Where the i-th input tensor goes in a skeleton."""
@@ -16,3 +18,17 @@ class Slot:
 
     def __repr__(self) -> str:
         return f"<{self.index}>"
+
+
+def split_tensors(args: Any, kwargs: Any, inputs: list | None = None) -> tuple[Any, Any, list]:
+    """(args, kwargs, inputs): the call with each tensor replaced by a ``Slot`` into ``inputs``, which it is
+    appended to (tensors already there keep their slots)."""
+    from opspec.testing.strategies.call import map_tensors
+
+    inputs = [] if inputs is None else inputs
+
+    def take(tensor) -> Slot:
+        inputs.append(tensor)
+        return Slot(len(inputs) - 1)
+
+    return map_tensors(take, args), map_tensors(take, kwargs), inputs
