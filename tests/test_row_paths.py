@@ -148,3 +148,22 @@ def test_calls_after_the_one_that_killed_the_child_have_no_answer():
     answers = contained.run_each([lambda: torch.ones(1), os.abort, lambda: torch.ones(1)], rows.show)
     assert [a.kind for a in answers] == ["returned", "no answer", "no answer"]
     assert {a.ended for a in answers} == {"killed by SIGABRT"}
+
+
+def test_each_dtype_of_an_undefined_row_runs_in_a_child_of_its_own(tmp_path, monkeypatch):
+    """An undefined call can corrupt the process and still return; what the same process does next means nothing
+    (torch 2.9 then raised "tensor does not have a device" for the row's next dtype), so it is not asked."""
+    poisoned = []
+
+    def poisoning_call(op, args, kwargs):
+        def call():
+            if poisoned:
+                raise RuntimeError("tensor does not have a device")
+            poisoned.append(True)
+            return op(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(checks, "_call", poisoning_call)
+    row = OUT_OF_CONTRACT.split("  aten::gather:")[0].replace("[0, 100000000]", "[0, 1]").replace("[float32]", "[float32, float64]")
+    result = _run(tmp_path, row)
+    assert result.findings == [] and result.checked == 2
