@@ -5,6 +5,8 @@ selection (row-major order, a 1-d result) and backends already meet it as ``inde
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 from opspec.decompositions._common import aten
@@ -33,3 +35,32 @@ def unfold(self: torch.Tensor, dimension: int, size: int, step: int) -> torch.Te
     windows = aten.view.default(picked, shape[:dim] + [count, size] + shape[dim + 1:])
     order = [d for d in range(len(shape) + 1) if d != dim + 1] + [dim + 1]
     return aten.permute.default(windows, order)
+
+
+def nonzero_static(self: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:
+    """The first ``size`` rows of nonzero(self), padded with ``fill_value``, with a shape known before the data.
+
+    Each non-zero element's row is the running count of non-zero elements before it (cumsum); its coordinates
+    are its row-major position unravelled by the strides. Elements that miss the result (zeros, and non-zeros
+    past ``size``) are written to rows of their own below ``size`` and cut off, so no two writes of the scatter
+    meet and the result does not depend on the order a backend writes in."""
+    count, rank = self.numel(), self.dim()
+    if rank == 0:
+        # a 0-dim tensor has no coordinates to give: every one of the ``size`` rows is empty
+        return aten.full.default([size, 0], fill_value, dtype=torch.int64, device=self.device)
+    # ne keeps self's strides; the flags are read in row-major order, so they are made contiguous first
+    nonzero = aten.clone.default(aten.ne.Scalar(self, 0), memory_format=torch.contiguous_format)
+    flags = aten.view.default(nonzero, [count])
+    slot = aten.sub.Scalar(aten.cumsum.default(flags, 0, dtype=torch.int64), 1)
+    position = aten.arange.start_step(0, count, 1, dtype=torch.int64, device=self.device)
+    kept = aten.logical_and.default(flags, aten.lt.Scalar(slot, size))
+    row = aten.where.self(kept, slot, aten.add.Scalar(position, size))
+    strides = [math.prod(self.shape[d + 1:]) for d in range(rank)]
+    coordinates = aten.cat.default(
+        [aten.unsqueeze.default(aten.remainder.Scalar(aten.div.Scalar_mode(position, stride, rounding_mode="floor"),
+                                                      extent), 1)
+         for stride, extent in zip(strides, self.shape)], 1)
+    written = aten.scatter.src(
+        aten.full.default([size + count, rank], fill_value, dtype=torch.int64, device=self.device), 0,
+        aten.expand.default(aten.unsqueeze.default(row, 1), [count, rank]), coordinates)
+    return aten.slice.Tensor(written, 0, 0, size)
