@@ -44,6 +44,7 @@ def nonzero_static(self: torch.Tensor, *, size: int, fill_value: int = -1) -> to
     are its row-major position unravelled by the strides. Elements that miss the result (zeros, and non-zeros
     past ``size``) are written to rows of their own below ``size`` and cut off, so no two writes of the scatter
     meet and the result does not depend on the order a backend writes in."""
+    torch._check(size >= 0, lambda: "nonzero_static: 'size' must be an non-negative integer")  # the kernel's words
     count, rank = self.numel(), self.dim()
     if rank == 0:
         # a 0-dim tensor has no coordinates to give: every one of the ``size`` rows is empty
