@@ -6,6 +6,9 @@ Each type reads a JSON object with ``from_dict`` and writes it back with ``to_di
 name is kept verbatim in its ``extra``, and a typed key written as ``null`` is
 remembered in ``nulls``, so nothing a report carries is lost on the way through.
 Lists become tuples; objects the model does not type further stay plain mappings.
+Each object remembers the order its keys were read in (``key_order``): ``to_dict``
+writes the model's order, ``to_dict(as_read=True)`` the order read, so a tool that
+rewrites one part of a committed report leaves every other byte as it was.
 Statuses are not checked against the vocabulary: a report from another tool may
 use words of its own, and readers show them.
 """
@@ -57,11 +60,13 @@ def renamed(key: str, **kwargs) -> Any:
 
 
 class Node:
-    """What the report's types share: the codec, ``extra`` (keys not typed) and ``nulls`` (typed keys written null)."""
+    """What the report's types share: the codec, ``extra`` (keys not typed), ``nulls`` (typed keys written null)
+    and ``key_order`` (the keys as read)."""
 
     extra: Mapping[str, Any]
     nulls: frozenset[str]
-    _UNTYPED: ClassVar[tuple[str, ...]] = ("extra", "nulls")
+    key_order: tuple[str, ...]
+    _UNTYPED: ClassVar[tuple[str, ...]] = ("extra", "nulls", "key_order")
 
     @classmethod
     @functools.cache
@@ -88,7 +93,8 @@ class Node:
             else:
                 values[name] = _decode(raw, *how, where=f"{cls.__name__}.{key}")
         try:
-            return cls(**values, extra={k: v for k, v in data.items() if k not in typed}, nulls=frozenset(nulls))
+            return cls(**values, extra={k: v for k, v in data.items() if k not in typed}, nulls=frozenset(nulls),
+                       key_order=tuple(data))
         except TypeError as err:  # a required key missing
             raise ReportFormatError(f"{cls.__name__}: {err}") from None
 
@@ -96,7 +102,9 @@ class Node:
         """Whether the field was written, as a value or as null."""
         return getattr(self, name) is not None or name in self.nulls
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, as_read: bool = False) -> dict[str, Any]:
+        """The JSON object: keys in the model's order, or with ``as_read`` in the order they were read (keys the
+        object did not hold when read come last)."""
         out: dict[str, Any] = {}
         for name, key, how in self._fields():
             value = getattr(self, name)
@@ -106,9 +114,17 @@ class Node:
             elif how is None:
                 out[key] = _plain(value)
             else:
-                out[key] = _encode(value, how[0])
+                out[key] = _encode(value, how[0], as_read)
         out.update(self.extra)
-        return out
+        return _in_order(out, self.key_order) if as_read else out
+
+
+def _in_order(out: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """``out`` with the keys named in ``order`` first, in that order, then its others in their own (as a JSON
+    object updated in place keeps its keys where they were and adds new ones at its end)."""
+    ordered = {key: out[key] for key in order if key in out}
+    ordered.update(out)
+    return ordered
 
 
 def _decode(raw: Any, kind: str, of: type, *, where: str) -> Any:
@@ -124,12 +140,12 @@ def _decode(raw: Any, kind: str, of: type, *, where: str) -> Any:
         raise ReportFormatError(f"{where}: not the shape the report schema gives it") from None
 
 
-def _encode(value: Any, kind: str) -> Any:
+def _encode(value: Any, kind: str, as_read: bool) -> Any:
     if kind == "one":
-        return value.to_dict()
+        return value.to_dict(as_read=as_read)
     if kind == "many":
-        return [item.to_dict() for item in value]
-    return {key: item.to_dict() for key, item in value.items()}
+        return [item.to_dict(as_read=as_read) for item in value]
+    return {key: item.to_dict(as_read=as_read) for key, item in value.items()}
 
 
 def _untyped() -> Any:
@@ -138,6 +154,10 @@ def _untyped() -> Any:
 
 def _no_nulls() -> Any:
     return field(default=frozenset(), repr=False)
+
+
+def _as_read() -> Any:
+    return field(default=(), repr=False, compare=False)
 
 
 # ---- a case ----
@@ -178,6 +198,7 @@ class Expectation(Node):
     hardware: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -192,6 +213,7 @@ class Evidence(Node):
     note: str | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -202,6 +224,7 @@ class SpecialCases(Node):
     latitude: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -212,6 +235,7 @@ class SpecialCase(Node):
     dtype: str | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -221,6 +245,7 @@ class FirstRun(Node):
     message: str
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -231,6 +256,7 @@ class Log(Node):
     repeated_lines: int | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -249,6 +275,7 @@ class Accuracy(Node):
     program: str | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -289,6 +316,7 @@ class CaseRecord(Node):
     expectation: Expectation | None = nested("one", Expectation, default=None)
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -332,15 +360,16 @@ class Backend(Node):
     build: str | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
     name_only: bool = field(default=False, repr=False)  # reports written before backends were described name it alone
-    _UNTYPED: ClassVar[tuple[str, ...]] = ("extra", "nulls", "name_only")
+    _UNTYPED: ClassVar[tuple[str, ...]] = ("extra", "nulls", "key_order", "name_only")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | str) -> Backend:
         return cls(name=data, name_only=True) if isinstance(data, str) else super().from_dict(data)
 
-    def to_dict(self) -> Any:
-        return self.name if self.name_only else super().to_dict()
+    def to_dict(self, *, as_read: bool = False) -> Any:
+        return self.name if self.name_only else super().to_dict(as_read=as_read)
 
 
 @dataclass(frozen=True)
@@ -352,6 +381,7 @@ class Shard(Node):
     cases: int | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
@@ -371,6 +401,7 @@ class Part(Node):
     shuffle: int | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -383,6 +414,7 @@ class Splice(Node):
     device_name: str | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -416,6 +448,7 @@ class Header(Node):
     duration_s: float | None = None  # written when the run finished: a journal's header has none
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
     @property
     def backend_name(self) -> str:
@@ -438,6 +471,7 @@ class RootCause(Node):
     cases: tuple[str, ...]
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -448,6 +482,7 @@ class LoweringOp(Node):
     by_dtype: Mapping[str, str] | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -465,6 +500,7 @@ class Lowering(Node):
     ops: Mapping[str, LoweringOp] = nested("map", LoweringOp, default_factory=dict)
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 @dataclass(frozen=True)
@@ -481,17 +517,19 @@ class FunctionalizationRecord(Node):
     outcome: str
     message: str
     duration_s: float
-    note: str | None = None
     graph_ops: tuple[str, ...] | None = None
+    note: str | None = None
     finding: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Functionalization(Node):
-    """The ``--functionalization`` suite's section."""
+    """The ``--functionalization`` suite's section. Fields in the order a report writes them."""
     exported_with: str
+    findings: str | None = None
     device: str
     seed: int
     calls_per_variant: int
@@ -499,9 +537,9 @@ class Functionalization(Node):
     summary: Mapping[str, int]
     warnings: tuple[str, ...]
     results: tuple[FunctionalizationRecord, ...] = nested("many", FunctionalizationRecord)
-    findings: str | None = None
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
+    key_order: tuple[str, ...] = _as_read()
 
 
 # ---- the report ----
@@ -521,10 +559,12 @@ class Report:
     lowering: Lowering | None = None
     functionalization: Functionalization | None = None
     warnings: tuple[str, ...] = ()
+    key_order: tuple[str, ...] = _as_read()  # the keys of the report's object as read, header and sections
 
-    # the sections a run computes, in the order a report writes them after its header
-    SECTIONS: ClassVar[tuple[str, ...]] = ("summary", "executed", "blame", "root_causes", "lowering",
-                                           "functionalization", "warnings", "results")
+    # the sections a run computes, in the order a report writes them after its header (a functionalization
+    # section is added to a finished report, after its warnings)
+    SECTIONS: ClassVar[tuple[str, ...]] = ("summary", "executed", "blame", "root_causes", "lowering", "warnings",
+                                           "functionalization", "results")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
@@ -544,22 +584,24 @@ class Report:
             lowering=None if lowering is None else Lowering.from_dict(lowering),
             functionalization=None if functionalization is None else Functionalization.from_dict(functionalization),
             warnings=tuple(data.get("warnings") or ()),
+            key_order=tuple(data),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        out = self.header.to_dict()
+    def to_dict(self, *, as_read: bool = False) -> dict[str, Any]:
+        """The report's JSON object: keys in the model's order, or with ``as_read`` in the order they were read."""
+        out = self.header.to_dict(as_read=as_read)
         for name in ("summary", "executed", "blame"):
             if getattr(self, name) is not None:
                 out[name] = dict(getattr(self, name))
         if self.root_causes is not None:
-            out["root_causes"] = [cause.to_dict() for cause in self.root_causes]
+            out["root_causes"] = [cause.to_dict(as_read=as_read) for cause in self.root_causes]
         if self.lowering is not None:
-            out["lowering"] = self.lowering.to_dict()
-        if self.functionalization is not None:
-            out["functionalization"] = self.functionalization.to_dict()
+            out["lowering"] = self.lowering.to_dict(as_read=as_read)
         out["warnings"] = list(self.warnings)
-        out["results"] = [record.to_dict() for record in self.records]
-        return out
+        if self.functionalization is not None:
+            out["functionalization"] = self.functionalization.to_dict(as_read=as_read)
+        out["results"] = [record.to_dict(as_read=as_read) for record in self.records]
+        return _in_order(out, self.key_order) if as_read else out
 
     @classmethod
     def load(cls, path: Path) -> Report:
@@ -575,12 +617,12 @@ class Report:
         except ReportFormatError as err:
             raise ReportFormatError(f"{path}: {err}") from None
 
-    def dumps(self) -> str:
+    def dumps(self, *, as_read: bool = False) -> str:
         """The report as ``opspec conform`` writes it: the header indented, one line per case, keys in the model's
-        order."""
+        order (``as_read``: in the order they were read)."""
         from opspec.results.json_text import report_text
 
-        return report_text(self.to_dict())
+        return report_text(self.to_dict(as_read=as_read))
 
     # ---- what readers ask ----
 
