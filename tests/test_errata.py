@@ -112,6 +112,9 @@ def test_an_erratum_for_an_unknown_or_draft_version_is_refused(opset_with_errata
     assert code == 1 and "unknown opset version 2026.10" in out
     path.write_text(path.read_text().replace("'2026.10'", "'2026.12'", 1))
     newest = reopen_newest(opset)
+    # the newest release carries corrected text, so no erratum names it yet: name it in the first one
+    path.write_text(path.read_text().replace("versions: ['2026.11', '2026.12', '2027.01'",
+                                             f"versions: ['2026.11', '2026.12', '2027.01', '{newest}'", 1))
     code, out = run_cli(capsys, "validate", "--no-torch", "--opset-dir", str(opset))
     assert code == 1
     hits = [h for h in errata_findings(out, path) if f"opset {newest} is a draft" in h["message"]]
@@ -170,12 +173,12 @@ def test_a_cited_lowering_is_what_the_committed_reports_saw_run():
 
 
 def test_show_prints_the_cited_manifest_under_a_lowering_erratum(capsys):
-    code, out = run_cli(capsys, "show", "_cdist_forward")
+    code, out = run_cli(capsys, "show", "_cdist_forward", "--opset", "2027.01")
     assert code == 0
     why = next(line for line in out.splitlines() if "Inductor" in line and "ERRATUM" not in line)
     assert "lowers it directly" not in why and "registers a fallback" in why
     assert "shown by conformance/backends/inductor.yaml: fallback" in out
-    code, out = run_cli(capsys, "show", "_cdist_forward", "--format", "json")
+    code, out = run_cli(capsys, "show", "_cdist_forward", "--opset", "2027.01", "--format", "json")
     assert code == 0 and '"backend": "inductor"' in out and '"lowering": "fallback"' in out
 
 
@@ -202,19 +205,19 @@ def audit_of_copy(monkeypatch):
 
 
 def test_an_erratum_citing_the_audit_is_held_to_a_claim_that_runs_on_torch(audit_of_copy, capsys, monkeypatch):
-    assert audit_of_copy.main(["--false-only"]) == 0
+    assert audit_of_copy.main(["--false-only", "--opset", "2027.01"]) == 0
     [corrected] = [c for c in audit_of_copy.CLAIMS if c.corrected]
     # the correction turns out false on this torch: the audit fails, naming it
     monkeypatch.setattr(audit_of_copy, "CLAIMS", [dataclasses.replace(c, holds=lambda: False) if c.corrected else c
                                                   for c in audit_of_copy.CLAIMS])
-    assert audit_of_copy.main(["--false-only"]) == 1
+    assert audit_of_copy.main(["--false-only", "--opset", "2027.01"]) == 1
     assert "FALSE CORRECTION  rule aten::copy testing.notes: \"the result has self's strides\"" in capsys.readouterr().out
     # an erratum citing a claim the audit does not have
     renamed = [dataclasses.replace(e, shown_by=(errata.AuditRef("the result keeps its strides", e.mark),))
                for e in audit_of_copy.errata_mod.load_errata()]
     monkeypatch.setattr(audit_of_copy, "CLAIMS", [c for c in audit_of_copy.CLAIMS if not c.corrected] + [corrected])
     monkeypatch.setattr(audit_of_copy.errata_mod, "load_errata", lambda: tuple(renamed))
-    assert audit_of_copy.main(["--false-only"]) == 2
+    assert audit_of_copy.main(["--false-only", "--opset", "2027.01"]) == 2
     assert "NO AUDIT CLAIM" in capsys.readouterr().err
 
 
@@ -232,15 +235,41 @@ def test_a_citation_that_is_neither_a_row_nor_a_manifest_says_why_each_form_does
 
 
 def test_show_prints_the_corrected_text_and_the_text_as_released(capsys):
-    code, out = run_cli(capsys, "show", "pow.Tensor_Tensor")
+    code, out = run_cli(capsys, "show", "pow.Tensor_Tensor", "--opset", "2027.01")
     assert code == 0
     notes = next(line for line in out.splitlines() if line.strip().startswith("test notes:"))
     assert POW_WAS not in notes and "without raising" in notes
     erratum_line = next(line for line in out.splitlines() if "ERRATUM" in line)
-    assert f'as released in {load.latest_version()}: "{POW_WAS}"' in erratum_line and "opset/errata.yaml:" in erratum_line
+    assert f'as released in 2027.01: "{POW_WAS}"' in erratum_line and "opset/errata.yaml:" in erratum_line
     assert "shown by opset/special_cases/pointwise-binary.yaml#pow.Tensor_Tensor-integer-tensors-negative" in out
-    code, out = run_cli(capsys, "show", "pow.Tensor_Tensor", "--format", "json")
+    code, out = run_cli(capsys, "show", "pow.Tensor_Tensor", "--opset", "2027.01", "--format", "json")
     assert code == 0 and f'"was": "{POW_WAS}"' in out
+
+
+def test_a_release_carries_the_corrected_text_of_the_version_it_starts_from(capsys):
+    """2027.02 was released from 2027.01 with its errata applied: the corrected notes are its own, with no erratum."""
+    code, out = run_cli(capsys, "show", "pow.Tensor_Tensor", "--opset", "2027.02")
+    assert code == 0 and "ERRATUM" not in out
+    notes = next(line for line in out.splitlines() if line.strip().startswith("test notes:"))
+    assert POW_WAS not in notes and "without raising" in notes
+
+
+def test_a_version_released_again_with_the_mistake_must_be_named(opset_with_errata, capsys):
+    opset, path = opset_with_errata
+    newest = load.latest_version()
+    core_ops = opset / newest / "core_ops.yaml"
+    # as if the release had copied the sealed mistake: the finding names the erratum's versions line
+    core_ops.write_text(core_ops.read_text().replace(
+        "integer tensors to negative integer exponents give 0 (1 or -1 for bases 1 and -1) without raising "
+        "(only pow.Tensor_Scalar refuses them)", POW_WAS, 1))
+    index = opset / "versions.yaml"
+    sealed = re.search(rf"version: '{re.escape(newest)}'.*?digest: (\S+)", index.read_text(), flags=re.S)[1]
+    index.write_text(index.read_text().replace(sealed, load.version_digest(opset, newest)))  # sealed so, not edited
+    code, out = run_cli(capsys, "validate", "--no-torch", "--opset-dir", str(opset))
+    assert code == 1
+    assert any(f"opset {newest} was released with was in its testing.notes too; name {newest} in versions" in h["message"]
+               and int(h["line"]) == line_of(path, "versions: ['2026.11', '2026.12', '2027.01']")
+               for h in errata_findings(out, path))
 
 
 ROWS = """ops:

@@ -639,6 +639,14 @@ CLAIMS: list[Claim] = [
 ]
 
 
+def _corrected_at_release(claim: Claim, texts: list[str], errata) -> "errata_mod.Erratum | None":
+    """The erratum of an earlier version that corrects the claim's quote, where this version's text is already the
+    corrected one (``opspec release`` applies the errata of the version it starts from)."""
+    kind = "rule" if claim.rule else "op"
+    return next((e for e in errata if e.kind == kind and e.name == claim.entry and e.field == claim.field
+                 and (claim.quote in e.was or e.was in claim.quote) and any(e.now in text for text in texts)), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--opset", dest="version", metavar="V", help="opset version whose prose is checked (default: newest)")
@@ -647,13 +655,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     opset = load.load_opset(args.version)
     errata = errata_mod.load_errata()
-    missing, false, unrecorded = [], [], []
+    missing, false, unrecorded, released_corrected = [], [], [], []
     for claim in CLAIMS:
         entry = (opset.rules_by_op if claim.rule else opset.ops_by_name).get(claim.entry)
         texts = errata_mod.field_texts(entry.raw, claim.field) if entry else []
         if claim.corrected:
             applied = errata_mod.for_entry(errata, opset.version, "rule" if claim.rule else "op", claim.entry).get(claim.field, ())
             texts = [errata_mod.corrected(text, applied) for text in texts]
+        fixed = None if claim.corrected else _corrected_at_release(claim, texts, errata)
+        if fixed is not None:  # the version was released with the erratum's text: the mistake is not in it
+            released_corrected.append(claim)
+            if not args.false_only:
+                print(f"corrected at release by {fixed.where}  {claim.entry} {claim.field}: {claim.quote!r}")
+            continue
         if not any(claim.quote in text for text in texts):
             missing.append(claim)
             continue
@@ -691,8 +705,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"NO AUDIT CLAIM  {erratum.where} cites {cited.quote!r}, which no corrected claim of "
                       f"{erratum.name} {erratum.field} quotes", file=sys.stderr)
                 uncited.append(cited)
-    print(f"{len(CLAIMS) - len(missing)} claim(s) of opset {opset.version} checked on torch {torch.__version__}: "
-          f"{len(false)} false, {len(false) - len(unrecorded)} of them corrected by an erratum or recorded as needing no row")
+    checked = len(CLAIMS) - len(missing) - len(released_corrected)
+    print(f"{checked} claim(s) of opset {opset.version} checked on torch {torch.__version__}: "
+          f"{len(false)} false, {len(false) - len(unrecorded)} of them corrected by an erratum or recorded as needing no row"
+          + (f"; {len(released_corrected)} released corrected" if released_corrected else ""))
     return 2 if missing or uncited else (1 if unrecorded else 0)
 
 

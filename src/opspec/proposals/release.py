@@ -22,7 +22,7 @@ from opspec.proposals import edit
 from opspec.proposals.changes import Draft, apply_proposal, stamp
 from opspec.proposals.model import Proposal
 from opspec.spec import compatibility as compatibility_policy
-from opspec.spec import atomic, load, yamlio
+from opspec.spec import atomic, errata, load, yamlio
 from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.model import VERSION_RE, version_key
 from opspec.spec.workspace import Workspace
@@ -171,7 +171,10 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
     if out_of_scope_file is not None and out_of_scope_file.findings:
         raise OpsetError(out_of_scope_file.findings)
     kept_out = list(out_of_scope_file.data["ops"]) if out_of_scope_file is not None else []
-    draft = Draft.of(version, list(ops_file.data["ops"]), list(rules_file.data["rules"]), kept_out)
+    base_ops, base_rules = list(ops_file.data["ops"]), list(rules_file.data["rules"])
+    if new_folder:  # the new version starts from the base's text as its errata correct it
+        base_ops, base_rules = _corrected(ws, base, base_ops, base_rules)
+    draft = Draft.of(version, base_ops, base_rules, kept_out)
     schemas = torch_schemas() if any(p.changes for p in ordered) else {}
     findings = []
     for p in ordered:
@@ -255,6 +258,15 @@ def plan(ws: Workspace, version: str, date: str, torch_schemas: Callable[[], dic
         result.writes[p.path] = edit.set_fields(text, display, {"target_version": retarget, "updated": date})
         result.retargeted.append(p)
     return result
+
+
+def _corrected(ws: Workspace, base: str, ops: list[dict], rules: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The base version's core ops and rules with its errata applied to their prose."""
+    found, problems, _ = errata.read(ws.opset)
+    if problems:
+        raise OpsetError(problems)
+    return ([errata.with_corrections(op, errata.for_entry(found, base, "op", op["name"])) for op in ops],
+            [errata.with_corrections(rule, errata.for_entry(found, base, "rule", rule["op"])) for rule in rules])
 
 
 def policy_findings(ws: Workspace, version: str, ordered_versions: list[str], base: str, base_ops: list[dict],

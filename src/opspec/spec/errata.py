@@ -8,10 +8,12 @@ the correction is itself checked: special-case rows, checked against torch like 
 prose about how a backend handles the op, the backend's lowering manifest, which is measured
 from its conformance runs; for what rows cannot state (strides, a precondition torch does not
 check), a claim of the prose audit (``tools/audit_prose.py``) that runs the corrected text on
-torch. The sealed files are never edited; readers apply the errata when they show the prose.
+torch. The sealed files are never edited; readers apply the errata when they show the prose, and
+the next release carries the corrected text.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -20,7 +22,7 @@ from opspec.spec import load, resources, yamlio
 from opspec.spec import special_cases as spec_cases
 from opspec.spec.manifests import BackendManifest
 from opspec.spec.errors import Finding
-from opspec.spec.model import Opset
+from opspec.spec.model import Opset, version_key
 from opspec.spec.yamlio import DataError, Mark
 
 FILE = "errata.yaml"
@@ -194,6 +196,7 @@ def findings(errata: Iterable[Erratum], opsets: Mapping[str, Opset],
             elif not any(erratum.was in text for text in texts):
                 found.append(Finding(erratum.at("was"), f"{erratum.name}: was is not in the {erratum.field} of opset "
                                                         f"{version}, which says: {texts[0]!r}"))
+        found += _resealed(erratum, opsets)
         for cited in erratum.shown_by:
             if isinstance(cited, LoweringRef):
                 found += _lowering_findings(erratum.name, cited, manifests or {})
@@ -204,6 +207,25 @@ def findings(errata: Iterable[Erratum], opsets: Mapping[str, Opset],
                 found.append(Finding(cited.mark, f"{erratum.name}: no special-case row of it is {cited.file}#{cited.id}"))
             elif not cited.id and spec_cases.find_row(cases, cited.file, cited.says, erratum.name) is None:
                 found.append(Finding(cited.mark, f"{erratum.name}: no special-case row of it in {cited.file} says {cited.says!r}"))
+    return found
+
+
+def _resealed(erratum: Erratum, opsets: Mapping[str, Opset]) -> list[Finding]:
+    """A version released after the erratum's newest that still holds ``was``: the mistake was sealed again, so
+    the erratum must name that version too (a release applies the errata of the version it starts from)."""
+    named = [v for v in erratum.versions if v in opsets]
+    if not named:
+        return []
+    newest = max(named, key=version_key)
+    found = []
+    for version, opset in opsets.items():
+        if version in erratum.versions or opset.info.status != "released" or version_key(version) < version_key(newest):
+            continue
+        entry = entry_of(opset, erratum)
+        if entry is not None and any(erratum.was in text and erratum.now not in text  # now may extend was
+                                      for text in field_texts(entry.raw, erratum.field)):
+            found.append(Finding(erratum.at("versions"), f"{erratum.name}: opset {version} was released with was in "
+                                                         f"its {erratum.field} too; name {version} in versions"))
     return found
 
 
@@ -235,6 +257,26 @@ def for_entry(errata: Iterable[Erratum], version: str, kind: str, name: str) -> 
         if version in erratum.versions and erratum.kind == kind and erratum.name == name:
             found.setdefault(erratum.field, []).append(erratum)
     return found
+
+
+def with_corrections(raw: Mapping[str, Any], corrections: Mapping[str, list[Erratum]]) -> dict:
+    """A copy of an entry's data with each field ``corrections`` names (field -> its errata) corrected: a new
+    version starts from the corrected text, so a release never seals a known mistake again."""
+    entry = copy.deepcopy(dict(raw))
+    for field, found in corrections.items():
+        if field in _LIST_FIELDS:
+            items, key = _LIST_FIELDS[field]
+            holders = [item for item in entry.get(items) or () if isinstance(item, dict)]
+        else:
+            *parents, key = field.split(".")
+            holder: Any = entry
+            for step in parents:
+                holder = holder.get(step) if isinstance(holder, dict) else None
+            holders = [holder] if isinstance(holder, dict) else []
+        for holder in holders:
+            if isinstance(holder.get(key), str):
+                holder[key] = corrected(holder[key], found)
+    return entry
 
 
 def corrected(text: str, errata: Iterable[Erratum]) -> str:
