@@ -73,3 +73,13 @@ def test_progress_outside_a_terminal_is_a_line_per_tenth(capsys):
     progress.finish()
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "drift: closure 1/100" and lines[-1] == "drift: closure 100/100" and len(lines) == 11
+
+
+def test_a_gap_a_later_release_closed_is_decided_and_names_that_release():
+    """torch 2.15 leaves nonzero_static and _histogramdd_from_bin_tensors outside 2027.01; 2027.02 decided both."""
+    later = closure.later_decisions(load.load_opset("2027.01"))
+    assert later["aten::nonzero_static"] == "decided in 2027.02 (proposal 0014): decomposed by a default rule"
+    assert later["aten::_histogramdd_from_bin_tensors"].startswith("decided in 2027.02 (proposal 0014): out of scope: ")
+    assert "aten::abs" not in later  # core in both: not a gap of 2027.01
+    # what a version covers itself is not reported from later ones; the newest has nothing later
+    assert "aten::masked_select" not in later and closure.later_decisions(load.load_opset("2027.02")) == {}

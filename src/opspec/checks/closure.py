@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from opspec.bridge import decomp_table, torch_ops
 from opspec.spec.errors import one_line
-from opspec.spec.model import Opset, TestingHints
+from opspec.spec.model import Opset, TestingHints, version_key
 
 SAMPLES_PER_PROBE = 2
 DRAWS_PER_PROBE = 3 * SAMPLES_PER_PROBE
@@ -46,7 +46,7 @@ BACKWARD_SUFFIX = re.compile(r"_backward(?:_data|_input|_weight)?$")
 class ClosureGap:
     op: str  # the non-core op that survives
     produced_by: list[str]  # table entries whose decomposition leaves it behind
-    decision: str = ""  # "out of scope (proposal N): reason" when the version decided it; open otherwise
+    decision: str = ""  # how the version, or a later release, decided it ("out of scope by decision ..."); open if ""
     proposals: list[int] = field(default_factory=list)  # open proposals whose changes name it
 
     @property
@@ -108,10 +108,11 @@ def run(opset: Opset, progress: Callable[[str], None] | None = None, *, covered:
     for thread in threads:
         thread.join()
     decided = {entry.name: entry for entry in opset.out_of_scope}
+    later = later_decisions(opset, root)
     covered = covered or {}
     for op, sources in sorted(state.leftovers.items()):
         entry = decided.get(op)
-        decision = ""
+        decision = later.get(op, "")
         if entry is not None:
             decision = f"out of scope by decision{_proposals(entry.proposals)}: {entry.reason}"
         closure.gaps.append(ClosureGap(op, sorted(sources), decision, sorted(covered.get(op, ()))))
@@ -120,6 +121,25 @@ def run(opset: Opset, progress: Callable[[str], None] | None = None, *, covered:
     closure.failures = sorted(state.failures, key=lambda f: f["op"])
     closure.contexts = dict(sorted(state.contexts.items()))
     return closure
+
+
+def later_decisions(opset: Opset, root: Path | None = None) -> dict[str, str]:
+    """op -> how the first version released after ``opset`` decided it (core, a rule, or out of scope), for the ops
+    that version covers and ``opset`` does not: a gap a later release closed is decided, and upgrading closes it."""
+    from opspec.spec import load
+
+    newer = [info.version for info in load.load_versions(root)
+             if info.status == "released" and version_key(info.version) > version_key(opset.version)]
+    found: dict[str, str] = {}
+    for version in newer:
+        later = load.load_opset(version, root)
+        named = {**{op.name: ("core", op.raw) for op in later.ops if op.status == "active"},
+                 **{rule.op: (f"decomposed by a {rule.kind} rule", rule.raw) for rule in later.rules},
+                 **{op.name: (f"out of scope: {op.reason}", {"proposals": op.proposals}) for op in later.out_of_scope}}
+        for op, (how, raw) in named.items():
+            if op not in found and op not in opset.core_names() and op not in opset.rules_by_op:
+                found[op] = f"decided in {version}{_proposals(raw.get('proposals') or ())}: {how}"
+    return found
 
 
 def _proposals(numbers) -> str:

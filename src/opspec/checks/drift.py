@@ -271,7 +271,7 @@ def render_text(report: DriftReport) -> str:
              + (f"proposal {', '.join(f'{n:04d}' for n in gap.proposals)} covers it" if gap.proposals else "no proposal covers it")
              for gap in open_gaps],
         )
-        section("closure: out of scope by decision", [f"{gap.op}  <- {_few(gap.produced_by)}; {gap.decision}" for gap in decided])
+        section("closure: decided (out of scope by this version, or closed by a later release)", [f"{gap.op}  <- {_few(gap.produced_by)}; {gap.decision}" for gap in decided])
         section(
             "closure: in-place ops torch's decompositions emit, functionalized away",
             [f"{f.op}  emitted by {', '.join(f.upstream) or 'a decomposition on the way'}; met from {_few(f.produced_by)}"
