@@ -76,3 +76,17 @@ def test_process_proposals_released_in_a_version_are_listed():
     assert "### Process decisions (no data change)\n\n- [proposal 0005](p/5.md): Export with the opset's table" in md
     assert "No changes." not in md
     assert changelog.to_json(log)["decisions"] == [{"proposal": 5, "title": "Export with the opset's table"}]
+
+
+def test_text_a_release_took_from_the_errata_is_listed_as_corrected_not_as_a_change():
+    from opspec.spec import errata, load
+
+    log = changelog.diff(load.load_opset("2027.01"), load.load_opset("2027.02"), errata=errata.load_errata())
+    corrected = {c.op: c.detail for c in log.of_kind("corrected")}
+    assert corrected["aten::pow.Tensor_Tensor"].startswith("testing.notes (opset/errata.yaml:")
+    assert corrected["aten::addcmul"].startswith("rule: formula (opset/errata.yaml:")
+    assert not log.of_kind("testing-changed") and not log.of_kind("rule-changed")
+    assert [c.op for c in log.of_kind("rule-added")] == ["aten::nonzero_static"]
+    # without the errata the same edits read as changes of the hints
+    assert "aten::pow.Tensor_Tensor" in {c.op for c in changelog.diff(load.load_opset("2027.01"),
+                                                                      load.load_opset("2027.02")).of_kind("testing-changed")}

@@ -8,7 +8,7 @@ import sys
 from opspec.cli import UsageError, checkout, pathargs
 from opspec.proposals import check as checking
 from opspec.reports import changelog
-from opspec.spec import load
+from opspec.spec import errata, load
 from opspec.spec.model import VERSION_RE, version_key
 
 
@@ -35,7 +35,7 @@ def run(args) -> int:
     proposals = [p.proposal for p in checking.load_all(ws.proposals) if p.proposal is not None]
     paths = {p.id: p.path for p in proposals}
     log = changelog.diff(old, new, changelog.attributions_from(proposals, new.version),
-                         changelog.decisions_from(proposals, new.version))
+                         changelog.decisions_from(proposals, new.version), errata.load_errata(ws.opset))
     if args.format == "json":
         print(json.dumps(changelog.to_json(log), indent=2))
     else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Callable, Iterable
 
+from opspec.spec import errata as errata_mod
 from opspec.spec.model import CoreOp, DecompositionRule, Opset, TestingHints
 
 SECTIONS = (
@@ -20,6 +21,7 @@ SECTIONS = (
     ("rule-changed", "Decomposition rules changed"),
     ("rule-removed", "Decomposition rules removed"),
     ("out-of-scope", "Declared out of scope"),
+    ("corrected", "Prose corrected by errata"),
 )
 RULE_FIELDS = ("kind", "targets", "formula", "implementation", "random")
 HINT_FIELDS = tuple(f.name for f in fields(TestingHints))  # what a testing change may have changed
@@ -50,11 +52,20 @@ def _new_ids(old: Iterable[int], new: Iterable[int]) -> tuple[int, ...]:
 
 
 def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tuple[int, ...]] | None = None,
-         decisions: Iterable[tuple[int, str]] = ()) -> Changelog:
+         decisions: Iterable[tuple[int, str]] = (), errata: Iterable[errata_mod.Erratum] = ()) -> Changelog:
     """Changes from ``old`` to ``new``. ``attributions`` maps (kind, op) to proposal ids for
     changes the data cannot carry (a removed rule leaves no entry to hold its proposal);
-    ``decisions`` are the process proposals released in ``new`` (see :func:`decisions_from`)."""
+    ``decisions`` are the process proposals released in ``new`` (see :func:`decisions_from`);
+    an entry whose only change is ``old``'s ``errata`` applied is listed as corrected, not as a change."""
     attributions = attributions or {}
+    errata = tuple(errata)
+
+    def corrected_only(kind: str, name: str, before, after) -> str | None:
+        """Where the entry changed by its errata alone: the errata's places, for the changelog line."""
+        applied = errata_mod.for_entry(errata, old.version, kind, name) if old else {}
+        if applied and errata_mod.with_corrections(before.raw, applied) == dict(after.raw):
+            return ", ".join(f"{field} ({', '.join(e.where for e in found)})" for field, found in sorted(applied.items()))
+        return None
     old_ops: dict[str, CoreOp] = old.ops_by_name if old else {}
     old_rules: dict[str, DecompositionRule] = old.rules_by_op if old else {}
     changes: list[Change] = []
@@ -74,6 +85,10 @@ def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tupl
             continue
         if before is None:
             continue
+        fixed = corrected_only("op", name, before, op)
+        if fixed:
+            add("corrected", name, fixed, ())
+            continue
         if op.status == "deprecated" and before.status == "active":
             add("deprecated", name, f"deprecated in {op.deprecated}", ids)
         if op.status == "removed" and before.status != "removed":
@@ -90,6 +105,8 @@ def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tupl
         before = old_rules.get(name)
         if before is None:
             add("rule-added", name, _rule_detail(rule), _new_ids((), rule.proposals))
+        elif corrected_only("rule", name, before, rule):
+            add("corrected", name, f"rule: {corrected_only('rule', name, before, rule)}", ())
         elif any(getattr(rule, f) != getattr(before, f) for f in RULE_FIELDS):
             add("rule-changed", name, _rule_detail(rule), _new_ids(before.proposals, rule.proposals))
     for name, before in sorted(old_rules.items()):

@@ -180,7 +180,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     for position in range(len(opsets) - 1, -1, -1):
         old = opsets[position - 1] if position else None
         log = changelog.diff(old, opsets[position], changelog.attributions_from(proposals, opsets[position].version),
-                             changelog.decisions_from(proposals, opsets[position].version))
+                             changelog.decisions_from(proposals, opsets[position].version), errata)
         info = infos[position]
         state = f"released {info.released}" if info.status == "released" else "draft, not released yet"
         text = changelog.to_markdown(
