@@ -109,3 +109,16 @@ def test_no_subcommand_prints_a_native_warning(tmp_path):
 @pytest.mark.sweep
 def test_no_slow_subcommand_prints_a_native_warning(tmp_path):
     assert {command: lines for command, lines in native_warnings_of(SLOW_COMMANDS, tmp_path).items() if lines} == {}
+
+
+def test_a_kernel_warning_raised_as_a_python_warning_is_held_back_too(capfd):
+    """torch 2.15 reports TORCH_WARN as a UserWarning attributed to torch._ops; other Python warnings still show."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with native_warnings.held_back():
+            warnings.warn_explicit("var(): degrees of freedom is <= 0.", UserWarning, "torch/_ops.py", 916,
+                                   module="torch._ops")
+            warnings.warn_explicit("a warning of opspec's own", UserWarning, "opspec/x.py", 1, module="opspec.x")
+    assert [str(w.message) for w in shown] == ["a warning of opspec's own"]
