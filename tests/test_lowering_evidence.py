@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from opspec.conform import lowering, lowering_evidence
+from opspec.results.model import CaseRecord, Report
 from opspec.spec import manifests, yamlio
 from opspec.spec.manifests import LIBRARY, BackendManifest
 
@@ -41,7 +42,7 @@ def test_the_backends_with_reports_have_their_pairs_checked():
 def test_manifest_and_report_agree_on_every_op(manifest_path, report_path):
     manifest = manifests.load_manifest(manifest_path)
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    assert lowering_evidence.disagreements(manifest, report) == []
+    assert lowering_evidence.disagreements(manifest, Report.from_dict(report)) == []
     assert report_path.relative_to(ROOT).as_posix() in manifest.evidence
     # no case is fallback in the report while its op is lowered in the manifest, or the reverse
     for record in report["results"]:
@@ -105,7 +106,12 @@ def record(op, executed, dtype="float32", outcome="pass", pytorch_ops=(), source
             "evidence": evidence}
 
 
-REPORT = {"backend": {"name": "toy", "version": "1"}, "device": "cpu", "opset": "2026.11", "results": [
+def with_records(*records: dict) -> Report:
+    """A report of the toy backend holding these records."""
+    return REPORT.with_records(CaseRecord.from_dict(r) for r in records)
+
+
+REPORT = Report.from_dict({"backend": {"name": "toy", "version": "1"}, "device": "cpu", "opset": "2026.11", "results": [
     record("aten::abs", "target"),
     record("aten::mm", "pytorch", pytorch_ops=["aten::mm"]),
     record("aten::topk", "pytorch", pytorch_ops=["aten::topk"]),
@@ -116,7 +122,7 @@ REPORT = {"backend": {"name": "toy", "version": "1"}, "device": "cpu", "opset": 
     record("aten::exp", "runtime", outcome="fail", status="xfail"),  # wrong, but the backend's runtime computed it
     record("aten::add.Tensor", "backend", dtype="float32"),
     record("aten::add.Tensor", "pytorch", dtype="int64", pytorch_ops=["aten::add.Tensor"]),
-]}
+]})
 
 
 LIBRARY_KERNELS = {"aten::mm": "extern_kernels.mm"}
@@ -147,11 +153,13 @@ def test_a_tie_between_classes_is_settled_the_same_in_every_process():
     code = """
 import json, sys
 from opspec.conform import lowering_evidence
-record = lambda dtype, executed: {"op": "aten::scatter.src", "device": "cuda", "dtype": dtype, "executed": executed,
-                                  "outcome": "pass", "evidence": {"pytorch_ops": ["aten::scatter_.src"]}}
-report = {"device": "cuda", "results": [record("bool", "partial"), record("int64", "partial"),
-                                        record("complex64", "pytorch"), record("complex128", "pytorch")]}
-print(lowering_evidence.verdicts(report)["aten::scatter.src"]["cuda"].kind)
+from opspec.results.model import Report
+record = lambda dtype, executed: {"op": "aten::scatter.src", "device": "cuda", "dtype": dtype, "status": "fallback",
+                                  "executed": executed, "outcome": "pass",
+                                  "evidence": {"executed": executed, "source": "hook", "pytorch_ops": ["aten::scatter_.src"]}}
+report = {"backend": "toy", "device": "cuda", "results": [record("bool", "partial"), record("int64", "partial"),
+                                                          record("complex64", "pytorch"), record("complex128", "pytorch")]}
+print(lowering_evidence.verdicts(Report.from_dict(report))["aten::scatter.src"]["cuda"].kind)
 """
     kinds = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout.strip()
@@ -204,8 +212,8 @@ def test_an_op_lowered_at_its_defaults_keeps_its_entry_whatever_the_drawn_calls_
 
 
 def test_a_lowered_op_falling_back_in_some_dtypes_names_them_per_device():
-    report = {**REPORT, "results": [record("aten::abs", "target"),
-                                     record("aten::abs", "pytorch", dtype="complex64", pytorch_ops=["aten::view_as_real"])]}
+    report = with_records(record("aten::abs", "target"),
+                          record("aten::abs", "pytorch", dtype="complex64", pytorch_ops=["aten::view_as_real"]))
     data, moved = lowering_evidence.apply(STATIC, lowering_evidence.verdicts(report), ["r.json"])
     entry = next(e for e in data["lowered"] if isinstance(e, dict) and e["op"] == "aten::abs")
     assert entry["fallback_dtypes"] == {"cpu": ["complex64"]} and "in complex64" in entry["fallback_on"]["cpu"]
@@ -216,17 +224,17 @@ def test_a_lowered_op_falling_back_in_some_dtypes_names_them_per_device():
     assert manifest.status("aten::abs", "cuda", dtype="complex64")[0] == "lowered"  # not seen there
     assert lowering_evidence.disagreements(manifest, report) == []
     # every dtype falling back later drops the dtype list: the whole device falls back
-    everywhere = {**report, "results": [record("aten::abs", "pytorch", pytorch_ops=["aten::abs"]),
-                                        record("aten::abs", "pytorch", dtype="complex64", pytorch_ops=["aten::abs"])]}
+    everywhere = with_records(record("aten::abs", "pytorch", pytorch_ops=["aten::abs"]),
+                              record("aten::abs", "pytorch", dtype="complex64", pytorch_ops=["aten::abs"]))
     data, _ = lowering_evidence.apply(data, lowering_evidence.verdicts(everywhere), ["r.json"])
     assert not any(isinstance(e, dict) and e.get("fallback_dtypes") for e in data["lowered"])
 
 
 def test_one_op_can_be_generated_code_a_library_call_and_a_fallback_in_different_dtypes():
-    report = {**REPORT, "results": [
+    report = with_records(
         record("aten::mm", "target", dtype="int64"),
         record("aten::mm", "pytorch", dtype="float32", pytorch_ops=["aten::mm"]),
-        record("aten::mm", "pytorch", dtype="complex64", pytorch_ops=["aten::mm", "aten::mul.Tensor"])]}
+        record("aten::mm", "pytorch", dtype="complex64", pytorch_ops=["aten::mm", "aten::mul.Tensor"]))
     data, _ = lowering_evidence.apply(STATIC, lowering_evidence.verdicts(report, LIBRARY_KERNELS), ["r.json"])
     entry = next(e for e in data["lowered"] if isinstance(e, dict) and e["op"] == "aten::mm")
     assert entry["library_dtypes"] == {"cpu": ["float32"]} and entry["fallback_dtypes"] == {"cpu": ["complex64"]}

@@ -76,6 +76,23 @@ def test_keys_are_written_in_the_model_order_or_as_read():
     assert changed == Report.from_dict(data).records[0].replace(lowering="lowered", message="m")  # order is not data
 
 
+def test_a_lenient_read_keeps_what_fits_the_schema():
+    """The site reads reports of other tools so: a part not of its shape left out, a required field missing None."""
+    from opspec.results import lenient
+
+    found = lenient.read({"name": "third", "cases": [
+        {"operator": "aten::sin", "result": "fail", "expectation": {"reason": "known"}, "evidence": "none"},
+        {"dtype": "float16"}]}, "stem")
+    (record,) = found.report.records
+    assert (record.op, record.status, record.dtype, record.device) == ("aten::sin", "fail", "", "")
+    assert record.expectation.reason == "known" and record.expectation.status is None and record.evidence is None
+    assert found.report.backend_name == "third" and found.left_out == 1
+    with pytest.raises(ReportFormatError, match="CaseRecord.expectation"):
+        CaseRecord.from_dict({**record.to_dict(), "expectation": "xfail"})  # strict reads refuse it still
+    with pytest.raises(ReportFormatError, match="no list of results"):
+        lenient.read({"backend": "x"})
+
+
 def test_an_unknown_status_is_read_not_refused():
     report = Report.from_dict(_report(status="segfault", outcome="segfault"))
     assert report.records[0].status == "segfault" and not report.records[0].clean

@@ -95,6 +95,7 @@ from typing import Callable
 from opspec.bridge import inductor_code, torch_ops
 from opspec.conform import lowering_evidence
 from opspec.conform.backends import registry
+from opspec.results.model import Report
 from opspec.spec import atomic, load, manifests, resources, yamlio
 
 HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
@@ -289,8 +290,7 @@ def contested(backend: str, version: str) -> set[str]:
     conform's isolated workers record."""
     found = set()
     for path in lowering_evidence.reports_for(backend, version, RESULTS):
-        report = json.loads(path.read_text(encoding="utf-8"))
-        found |= {op for op, by_device in lowering_evidence.verdicts(report).items()
+        found |= {op for op, by_device in lowering_evidence.verdicts(Report.load(path)).items()
                   if any(v.status == "fallback" for v in by_device.values())}
     return found
 

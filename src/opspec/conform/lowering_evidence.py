@@ -22,12 +22,11 @@ the entry says. Only manifests and JSON are read here, no torch.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from opspec.conform.lowering import backend_name
+from opspec.results.model import CaseRecord, Report, ReportFormatError
 from opspec.spec.manifests import FALLBACK_KINDS, LIBRARY
 
 PYTORCH_RAN = ("pytorch", "partial")
@@ -64,36 +63,42 @@ def _in(dtypes: tuple[str, ...]) -> str:
     return f" in {', '.join(dtypes)}" if dtypes else ""
 
 
-def case_kind(record: dict[str, Any], library: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
+def case_kind(record: CaseRecord, library: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
     """(class, what ran) for a case PyTorch ran: ``library`` when each kernel was a library kernel the lowering
     calls (``library``: op -> the kernel as the backend's program calls it), else a FALLBACK_KINDS key."""
-    evidence = record.get("evidence") or {}
-    ran = tuple(evidence.get("pytorch_ops") or ())
+    evidence = record.evidence
+    ran = tuple(evidence.pytorch_ops or ()) if evidence is not None else ()
     named = tuple(f"{library[op]} ({op})" if op in library else op for op in ran)
     if ran and all(op in library for op in ran):
         return "library", named
-    if record.get("executed") == "partial":
+    if record.executed == "partial":
         return "partial", named
-    if evidence.get("source") == "partition":
+    if evidence is not None and evidence.source == "partition":
         return "partition", named
     return "aten-kernel", named
 
 
-def verdicts(report: dict[str, Any], library: Mapping[str, str] | None = None) -> dict[str, dict[str, Verdict]]:
+def _executed(record: CaseRecord) -> str | None:
+    """Who ran the case's op: the record's word, else its evidence's (records written before ``executed`` was)."""
+    return record.executed or (record.evidence.executed if record.evidence is not None else None)
+
+
+def verdicts(report: Report, library: Mapping[str, str] | None = None) -> dict[str, dict[str, Verdict]]:
     """op -> device -> what the report's evidence says; ops without evidence are absent. ``library``: the
     manifest's ``library_kernels``."""
     library = dict(library or {})
     seen: dict[tuple[str, str], dict[str, tuple[str, str, tuple[str, ...]] | None]] = {}
-    for record in report.get("results", ()):
-        op, device, dtype = record.get("op"), record.get("device") or report.get("device"), record.get("dtype", "")
-        if not isinstance(op, str) or not isinstance(device, str):
+    for record in report.records:
+        device = record.device or report.device
+        if not isinstance(device, str):
             continue
-        executed = record.get("executed") or (record.get("evidence") or {}).get("executed")
+        executed = _executed(record)
         if executed in PYTORCH_RAN:
             kind, ran = case_kind(record, library)
-            seen.setdefault((op, device), {})[dtype] = ("library" if kind == "library" else "fallback", kind, ran)
-        elif executed in BACKEND_RAN and record.get("outcome") not in NO_EVIDENCE_OUTCOMES:
-            seen.setdefault((op, device), {})[dtype] = ("lowered", "", ())
+            seen.setdefault((record.op, device), {})[record.dtype] = ("library" if kind == "library" else "fallback",
+                                                                      kind, ran)
+        elif executed in BACKEND_RAN and record.outcome not in NO_EVIDENCE_OUTCOMES:
+            seen.setdefault((record.op, device), {})[record.dtype] = ("lowered", "", ())
     found: dict[str, dict[str, Verdict]] = {}
     for (op, device), by_dtype in sorted(seen.items()):
         fell_back = {dtype: v for dtype, v in by_dtype.items() if v[0] == "fallback"}
@@ -216,7 +221,7 @@ def _compact(entry: Any) -> Any:
     return entry["op"] if isinstance(entry, dict) and set(entry) == {"op"} else entry
 
 
-def disagreements(manifest, report: dict[str, Any], library: Mapping[str, str] | None = None) -> list[str]:
+def disagreements(manifest, report: Report, library: Mapping[str, str] | None = None) -> list[str]:
     """Ops whose status in the manifest is not what ``report``'s evidence says on that device: lowered, a library
     call or fallback in one and another in the other, or run by the backend but unsupported or undeclared in the
     manifest (one line each)."""
@@ -237,11 +242,10 @@ def reports_for(backend: str, opset: str, results: Path) -> list[Path]:
     found = []
     for path in sorted(results.glob(f"{backend}-*.json")):
         try:
-            head = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            report = Report.load(path)
+        except ReportFormatError:
             continue
-        if isinstance(head, dict) and "backend" in head and backend_name(head) == backend and head.get("opset") == opset \
-                and path.stem == f"{backend}-{head.get('device')}":
+        if report.backend_name == backend and report.opset == opset and path.stem == f"{backend}-{report.device}":
             found.append(path)
     return found
 
@@ -250,7 +254,7 @@ def from_reports(data: dict[str, Any], reports: list[Path], root: Path) -> tuple
     """Manifest ``data`` with the evidence of ``reports`` applied (paths shown relative to ``root``)."""
     found: dict[str, dict[str, Verdict]] = {}
     for path in reports:
-        for op, by_device in verdicts(json.loads(path.read_text(encoding="utf-8")), data.get("library_kernels")).items():
+        for op, by_device in verdicts(Report.load(path), data.get("library_kernels")).items():
             found.setdefault(op, {}).update(by_device)
     shown = [path.resolve().relative_to(root.resolve()).as_posix() if path.resolve().is_relative_to(root.resolve())
              else str(path) for path in reports]

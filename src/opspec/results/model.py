@@ -10,7 +10,9 @@ Each object remembers the order its keys were read in (``key_order``): ``to_dict
 writes the model's order, ``to_dict(as_read=True)`` the order read, so a tool that
 rewrites one part of a committed report leaves every other byte as it was.
 Statuses are not checked against the vocabulary: a report from another tool may
-use words of its own, and readers show them.
+use words of its own, and readers show them. ``from_dict(d, lenient=True)`` reads
+what a strict read refuses: a part not of the shape the schema gives it is left
+out, a required field missing reads None (``results.lenient``, for the site).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import json
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Iterator, Mapping
 
 from opspec.results import vocabulary
 
@@ -75,10 +77,16 @@ class Node:
                      for f in dataclasses.fields(cls) if f.name not in cls._UNTYPED)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]):
+    @functools.cache
+    def _required(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name not in cls._UNTYPED
+                     and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, lenient: bool = False):
         if not isinstance(data, Mapping):
             raise ReportFormatError(f"{cls.__name__}: an object expected, not {type(data).__name__}")
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = dict.fromkeys(cls._required()) if lenient else {}
         nulls = []
         typed = set()
         for name, key, how in cls._fields():
@@ -91,7 +99,11 @@ class Node:
             elif how is None:
                 values[name] = _frozen(raw)
             else:
-                values[name] = _decode(raw, *how, where=f"{cls.__name__}.{key}")
+                try:
+                    values[name] = _decode(raw, *how, where=f"{cls.__name__}.{key}", lenient=lenient)
+                except ReportFormatError:
+                    if not lenient:
+                        raise
         try:
             return cls(**values, extra={k: v for k, v in data.items() if k not in typed}, nulls=frozenset(nulls),
                        key_order=tuple(data))
@@ -127,17 +139,27 @@ def _in_order(out: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
     return ordered
 
 
-def _decode(raw: Any, kind: str, of: type, *, where: str) -> Any:
+def _decode(raw: Any, kind: str, of: type, *, where: str, lenient: bool = False) -> Any:
     try:
         if kind == "one":
-            return of.from_dict(raw)
+            return of.from_dict(raw, lenient=lenient)
         if kind == "many":
-            return tuple(of.from_dict(item) for item in raw)
-        return {key: of.from_dict(item) for key, item in raw.items()}
+            return tuple(item for _, item in _each(of, ((None, item) for item in raw), lenient))
+        return dict(_each(of, raw.items(), lenient))
     except ReportFormatError as err:
         raise ReportFormatError(f"{where}: {err}") from None
     except (TypeError, AttributeError):
         raise ReportFormatError(f"{where}: not the shape the report schema gives it") from None
+
+
+def _each(of: type, pairs: Iterable[tuple[Any, Any]], lenient: bool) -> Iterator[tuple[Any, Any]]:
+    """(key, item read) for each of ``pairs``; lenient, an item not of its shape is left out."""
+    for key, item in pairs:
+        try:
+            yield key, of.from_dict(item, lenient=lenient)
+        except ReportFormatError:
+            if not lenient:
+                raise
 
 
 def _encode(value: Any, kind: str, as_read: bool) -> Any:
@@ -319,8 +341,8 @@ class CaseRecord(Node):
     key_order: tuple[str, ...] = _as_read()
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
-        record = super().from_dict(data)
+    def from_dict(cls, data: Mapping[str, Any], *, lenient: bool = False) -> CaseRecord:
+        record = super().from_dict(data, lenient=lenient)
         if not all(isinstance(getattr(record, k), str) for k in ("op", "dtype", "device", "status")):
             raise ReportFormatError(f"CaseRecord: op, dtype, device and status must be strings ({dict(data)!r:.120})")
         return record
@@ -365,8 +387,8 @@ class Backend(Node):
     _UNTYPED: ClassVar[tuple[str, ...]] = ("extra", "nulls", "key_order", "name_only")
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | str) -> Backend:
-        return cls(name=data, name_only=True) if isinstance(data, str) else super().from_dict(data)
+    def from_dict(cls, data: Mapping[str, Any] | str, *, lenient: bool = False) -> Backend:
+        return cls(name=data, name_only=True) if isinstance(data, str) else super().from_dict(data, lenient=lenient)
 
     def to_dict(self, *, as_read: bool = False) -> Any:
         return self.name if self.name_only else super().to_dict(as_read=as_read)

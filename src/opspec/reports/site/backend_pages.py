@@ -15,6 +15,7 @@ from typing import Iterable
 
 from opspec.conform.backends.base import Declaration, GapsPage
 from opspec.reports.site import sanitize
+from opspec.results.model import Report
 from opspec.spec import manifests
 
 MANIFESTS = Path("conformance") / "backends"  # below the checkout's root
@@ -22,6 +23,13 @@ MANIFESTS = Path("conformance") / "backends"  # below the checkout's root
 
 def _read_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _fallback_repros(report_path: Path) -> dict[str, str]:
+    """op -> the repro of a case of the op that PyTorch ran, from the backend's conformance report (none without one)."""
+    if not report_path.is_file():
+        return {}
+    return {r.op: r.repro or "" for r in Report.load(report_path).records if r.executed in ("pytorch", "partial")}
 
 
 def ranked(fallback: list[str], coverage: dict) -> list[tuple[str, list[str]]]:
@@ -64,8 +72,7 @@ def page(root: Path, wanted: GapsPage, manifest_path: Path, slugs: dict[str, str
         return "\n".join(head + [wanted.missing]) + "\n"
     manifest = manifests.load_manifest(manifest_path)
     coverage = _read_json(root / wanted.coverage)
-    repros = {r["op"]: r.get("repro", "") for r in _read_json(root / wanted.report).get("results", [])
-              if r.get("executed") in ("pytorch", "partial")}
+    repros = _fallback_repros(root / wanted.report)
     fallback = sorted(op for op in manifest.fallback if op in core)
     intro = wanted.intro.format(measured_with=sanitize.inline(manifest.measured_with),
                                 devices=len(manifest.devices) and ", ".join(manifest.devices) or "cpu",

@@ -65,18 +65,20 @@ def read(folder: Path, root: Path, results: results_mod.Results) -> tuple[list[B
     return out, problems
 
 
-def _finding(entry: dict, records: list[results_mod.Record]) -> Finding:
-    reason = " ".join(str(entry.get("reason") or "").split())
-    status = str(entry.get("status") or "")
-    limits = [f"{key}: {', '.join(map(str, entry[key]))}" for key in ("dtypes", "devices", "hardware") if entry.get(key)]
-    if entry.get("torch"):
-        limits.append(f"torch {entry['torch']}")
-    if entry.get("tests"):
-        limits.append(f"tests: {', '.join(map(str, entry['tests']))}")
+def _finding(yaml_entry: dict, records: list[results_mod.Record]) -> Finding:
+    """One entry of the expectation file (its YAML, not a report's record) with the published cases it covers."""
+    reason = " ".join(str(yaml_entry.get("reason") or "").split())
+    status = str(yaml_entry.get("status") or "")
+    limits = [f"{key}: {', '.join(map(str, yaml_entry[key]))}" for key in ("dtypes", "devices", "hardware")
+              if yaml_entry.get(key)]
+    if yaml_entry.get("torch"):
+        limits.append(f"torch {yaml_entry['torch']}")
+    if yaml_entry.get("tests"):
+        limits.append(f"tests: {', '.join(map(str, yaml_entry['tests']))}")
     # a published case belongs to the entry whose reason it carries (conform copies the first matching entry's)
     cases = tuple(r for r in records if r.status == status and " ".join(r.reason.split()) == reason)
-    return Finding(op=str(entry.get("op") or ""), status=status, reason=reason,
-                   attribution=str(entry.get("attribution") or ""), limits="; ".join(limits), cases=cases)
+    return Finding(op=str(yaml_entry.get("op") or ""), status=status, reason=reason,
+                   attribution=str(yaml_entry.get("attribution") or ""), limits="; ".join(limits), cases=cases)
 
 
 def pages(backends: list[BackendFindings], op_link: Callable[[str, str], str],

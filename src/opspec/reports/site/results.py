@@ -1,7 +1,7 @@
 """Read published conformance results (conformance/results/*.json) without trusting their shape.
 
-The report format is young; anything that is not understood becomes a note on
-the scoreboard rather than a failed build.
+Each file is read through the report model, as far as it can be (``results.lenient``):
+anything that is not understood becomes a note on the scoreboard rather than a failed build.
 """
 from __future__ import annotations
 
@@ -9,16 +9,12 @@ import json
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
+from opspec.results import lenient, model
 from opspec.results.vocabulary import status_key
 from opspec.spec.errors import first_line
 from opspec.spec.manifests import LIBRARY
-
-LIST_KEYS = ("results", "cases", "tests", "records")
-OP_KEYS = ("op", "operator", "name")
-STATUS_KEYS = ("status", "outcome", "result")
-
 
 @dataclass(frozen=True)
 class Record:
@@ -119,61 +115,76 @@ class Results:
         return sorted({r.status for r in self.records}, key=status_key)
 
 
-def _text(entry: dict, keys: tuple[str, ...], default: str = "", limit: int = 200) -> str:
-    for key in keys:
-        value = entry.get(key)
-        if isinstance(value, (str, int, float)) and str(value).strip():
-            return str(value).strip()[:limit]
+def _shown(value: Any, default: str = "", limit: int = 200) -> str:
+    """A value that reads as text (a string or a number), stripped and cut to ``limit``; ``default`` for any other."""
+    if isinstance(value, (str, int, float)) and str(value).strip():
+        return str(value).strip()[:limit]
     return default
 
 
-def _coverage(section: Any) -> Coverage | None:
-    if not isinstance(section, dict):
-        return None
-    lowered, run, percent = (section.get(k) for k in ("lowered", "ops_run", "coverage_percent"))
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lowered, run, percent)):
-        return None
-    library = section.get("library", 0)  # lowered too: the lowering calls a library kernel (reports since it was counted)
-    library = library if isinstance(library, int) and not isinstance(library, bool) else 0
-    return Coverage(_text(section, ("manifest",), "its manifest"), int(lowered) + library, int(run), float(percent))
+def _text(entry: Mapping[str, Any], keys: tuple[str, ...], default: str = "", limit: int = 200) -> str:
+    """The first of ``keys`` in an object the model leaves untyped (a blame another tool wrote as an object, a
+    finding) that reads as text."""
+    return next((text for key in keys if (text := _shown(entry.get(key), limit=limit))), default)
 
 
-def _functionalization(section: Any) -> Functionalization | None:
-    if not isinstance(section, dict) or not isinstance(section.get("summary"), dict):
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _counts(section: Any, *, nonzero: bool = False) -> dict[str, int]:
+    """A section of counts (blame, executed), its numbers alone; nothing where it is not one."""
+    if not isinstance(section, Mapping):
+        return {}
+    return {k: v for k, v in section.items() if isinstance(v, int) and not isinstance(v, bool) and (v or not nonzero)}
+
+
+def _coverage(section: model.Lowering | None) -> Coverage | None:
+    if section is None:
         return None
-    summary = {k: v for k, v in section["summary"].items() if isinstance(v, int) and not isinstance(v, bool)}
+    lowered, run, percent = section.lowered, section.ops_run, section.coverage_percent
+    if not all(_number(v) for v in (lowered, run, percent)):
+        return None
+    # lowered too: the lowering calls a library kernel (reports since it was counted)
+    library = section.library if isinstance(section.library, int) and not isinstance(section.library, bool) else 0
+    return Coverage(_shown(section.manifest, "its manifest"), int(lowered) + library, int(run), float(percent))
+
+
+def _functionalization(section: model.Functionalization | None) -> Functionalization | None:
+    if section is None or not isinstance(section.summary, Mapping):
+        return None
+    summary = _counts(section.summary)
     groups: dict[tuple[str, str], list[str]] = {}
-    for item in section.get("results", []) if isinstance(section.get("results"), list) else []:
-        if not isinstance(item, dict) or item.get("status") in ("pass", "skip"):
+    for program in section.results:
+        if program.status in ("pass", "skip"):
             continue
-        finding = item.get("finding") if isinstance(item.get("finding"), dict) else {}
-        why = _text(finding, ("reason",)) or _text(item, ("message",))
-        program = f"{_text(item, ('variant',), '?')} {_text(item, ('target',))}/{_text(item, ('view',))}"
-        key = (_text(item, ("status",), "unknown"), first_line(why))
-        groups.setdefault(key, []).append(program)
+        finding = program.finding if isinstance(program.finding, Mapping) else {}
+        why = _text(finding, ("reason",)) or _shown(program.message)
+        name = f"{_shown(program.variant, '?')} {_shown(program.target)}/{_shown(program.view)}"
+        groups.setdefault((_shown(program.status, "unknown"), first_line(why)), []).append(name)
     return Functionalization(summary, [(status, why, programs) for (status, why), programs in groups.items()])
 
 
-def _ran_instead(item: dict, lowering_entry: Any) -> str:
+def _ran_instead(record: model.CaseRecord, lowering_entry: model.LoweringOp | None) -> str:
     """What ran instead of the backend's code, by the one set of classes the manifests use: the report's lowering
     note where its manifest decided the op from this evidence, else the class read from the case's own evidence."""
     from opspec.conform import lowering_evidence
 
-    if item.get("executed") not in lowering_evidence.PYTORCH_RAN or not isinstance(item.get("evidence"), dict):
+    if record.executed not in lowering_evidence.PYTORCH_RAN or record.evidence is None:
         return ""
-    if item.get("lowering") == "library":  # this case's dtype: the backend's own lowering called a library kernel
-        return f"{LIBRARY[0]}: {', '.join(item['evidence'].get('pytorch_ops') or ())}"[:300]
-    if isinstance(lowering_entry, dict) and lowering_entry.get("status") == "fallback" and lowering_entry.get("note") \
-            and item.get("lowering") in (None, "fallback"):
-        return str(lowering_entry["note"]).removeprefix(f"on {item.get('device')}: ")[:300]
-    kind, ran = lowering_evidence.case_kind(item, ())
+    if record.lowering == "library":  # this case's dtype: the backend's own lowering called a library kernel
+        return f"{LIBRARY[0]}: {', '.join(record.evidence.pytorch_ops or ())}"[:300]
+    if lowering_entry is not None and lowering_entry.status == "fallback" and lowering_entry.note \
+            and record.lowering in (None, "fallback"):
+        return str(lowering_entry.note).removeprefix(f"on {record.device}: ")[:300]
+    kind, ran = lowering_evidence.case_kind(record, ())
     return lowering_evidence.Verdict("fallback", kind, ran).reason()
 
 
-def _date(data: dict, path: Path) -> str:
+def _date(header: model.Header, path: Path) -> str:
     """When the run happened: the report's own field, else the date its file was last committed."""
     for key in ("date", "finished", "started", "created", "timestamp"):
-        value = data.get(key)
+        value = header.extra.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip()[:10]
     try:
@@ -186,38 +197,35 @@ def _date(data: dict, path: Path) -> str:
     return "not recorded"
 
 
-def _report(data: dict, path: Path, backend: str, manifests: dict[str, str]) -> Report:
-    about = data["backend"] if isinstance(data.get("backend"), dict) else {}
-    version = _text(about, ("version",)) or _text(data, ("backend_version",))
-    package = _text(about, ("package",))
+def _report(report: model.Report, path: Path, backend: str, manifests: dict[str, str]) -> Report:
+    header, about = report.header, report.header.backend
+    version = _shown(about.version) or _shown(header.extra.get("backend_version"))
+    package = _shown(about.package)
     if package and package not in version:
         version = f"{package} {version}".strip()
-    duration = data.get("duration_s")
+    dtypes = header.dtypes
     return Report(
         name=path.stem, backend=backend, backend_version=version or "not recorded",
-        device=_text(about, ("device",)) or _text(data, ("device",), "any"),
-        torch=_text(data, ("torch",), "not recorded"), opspec=_text(data, ("opspec",), "not recorded"),
-        opset=_text(data, ("opset",)), date=_date(data, path),
-        dtypes=tuple(str(d) for d in data.get("dtypes", ()) if isinstance(d, str)) if isinstance(data.get("dtypes"), list) else (),
-        duration_s=float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
+        device=_shown(about.extra.get("device")) or _shown(header.device, "any"),
+        torch=_shown(header.torch, "not recorded"), opspec=_shown(header.opspec, "not recorded"),
+        opset=_shown(header.opset), date=_date(header, path),
+        dtypes=tuple(d for d in dtypes if isinstance(d, str)) if isinstance(dtypes, tuple) else (),
+        duration_s=float(header.duration_s) if _number(header.duration_s) else None,
         manifest_description=manifests.get(backend, ""),
-        device_name=_text(data, ("device_name",)),
-        blame={k: v for k, v in data["blame"].items() if isinstance(v, int) and not isinstance(v, bool)}
-        if isinstance(data.get("blame"), dict) else {},
-        target=_text(about, ("target",)), runtime=_text(about, ("runtime",)), build=_text(about, ("build",)),
-        executed={k: v for k, v in data["executed"].items() if isinstance(v, int) and not isinstance(v, bool) and v}
-        if isinstance(data.get("executed"), dict) else {},
-        spliced=tuple(_splice_line(entry) for entry in data.get("spliced") or () if isinstance(entry, dict))
-        if isinstance(data.get("spliced"), list) else (),
+        device_name=_shown(header.device_name),
+        blame=_counts(report.blame),
+        target=_shown(about.target), runtime=_shown(about.runtime), build=_shown(about.build),
+        executed=_counts(report.executed, nonzero=True),
+        spliced=tuple(_splice_line(splice) for splice in header.spliced or ()),
     )
 
 
-def _splice_line(entry: dict) -> str:
+def _splice_line(splice: model.Splice) -> str:
     """One re-run spliced into a report: how many cases of which ops, when, where."""
-    ops = [str(op).removeprefix("aten::") for op in entry.get("ops") or ()]
+    ops = [str(op).removeprefix("aten::") for op in splice.ops or ()]
     named = ", ".join(ops[:6]) + (f" and {len(ops) - 6} more" if len(ops) > 6 else "")
-    where = ", ".join(str(x) for x in (str(entry.get("measured", ""))[:10], entry.get("device_name")) if x)
-    return f"{entry.get('cases', '?')} cases of {named}" + (f" ({where})" if where else "")
+    where = ", ".join(str(x) for x in (_shown(splice.measured)[:10], splice.device_name) if x)
+    return f"{splice.cases} cases of {named}" + (f" ({where})" if where else "")
 
 
 def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
@@ -232,63 +240,64 @@ def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             results.notes.append(f"{path.name}: not readable JSON ({type(err).__name__})")
             continue
-        if not isinstance(data, dict):
-            results.notes.append(f"{path.name}: expected a JSON object")
+        try:
+            found = lenient.read(data, path.stem)
+        except model.ReportFormatError as err:
+            results.notes.append(f"{path.name}: {err}")
             continue
-        backend = _text(data, ("backend", "name"), path.stem)
-        if isinstance(data.get("backend"), dict):
-            backend = _text(data["backend"], ("name",), path.stem)
-        items = next((data[k] for k in LIST_KEYS if isinstance(data.get(k), list)), None)
-        if items is None:
-            results.notes.append(f"{path.name}: no list of results found")
-            continue
-        functionalization = _functionalization(data.get("functionalization"))
-        if functionalization is not None:
-            results.functionalization[backend] = functionalization
-        coverage = _coverage(data.get("lowering"))
-        if coverage is not None:
-            results.coverage[backend] = coverage
-        report = _report(data, path, backend, manifests or {})
-        results.reports.append(report)
-        skipped = 0
-        for item in items:
-            if not isinstance(item, dict) or not _text(item, OP_KEYS):
-                skipped += 1
-                continue
-            expectation = item.get("expectation") if isinstance(item.get("expectation"), dict) else {}
-            attribution = item.get("blame") or item.get("attribution")
-            if isinstance(attribution, dict):
-                attribution = _text(attribution, ("who", "layer", "component", "name"))
-            if isinstance(attribution, str) and _text(item, ("blame_stage",)):
-                attribution = f"{attribution} ({_text(item, ('blame_stage',))})"
-            repro = item.get("repro")
-            lowering_entry = ((data.get("lowering") or {}).get("ops") or {}).get(_text(item, OP_KEYS)) \
-                if isinstance(data.get("lowering"), dict) else None
-            results.records.append(Record(
-                backend=backend,
-                op=_text(item, OP_KEYS),
-                dtype=_text(item, ("dtype",), "any"),
-                device=_text(item, ("device",), report.device),
-                status=_text(item, STATUS_KEYS, "unknown"),
-                lowering=_text(item, ("lowering",)),
-                report=path.stem,
-                outcome=_text(item, ("outcome",)),
-                message=str(item.get("message") or "")[:2000],
-                reason=_text(expectation, ("reason",), limit=1000) or _text(item, ("reason",), limit=1000),
-                repro=repro if isinstance(repro, str) else "",
-                attribution=attribution if isinstance(attribution, str) else "",
-                executed=_text(item, ("executed",)),
-                rows_held=_rows_held(item),
-                failed_row=_text(item["special_case"], ("says",)) if isinstance(item.get("special_case"), dict) else "",
-                ran_instead=_ran_instead(item, lowering_entry),
-            ))
-        if skipped:
-            results.notes.append(f"{path.name}: {skipped} entries without an op were skipped")
+        _add(results, found.report, path, manifests or {})
+        if found.left_out:
+            results.notes.append(f"{path.name}: {found.left_out} entries without an op were skipped")
     return results
 
 
-def _rows_held(item: dict) -> bool:
+def _add(results: Results, report: model.Report, path: Path, manifests: dict[str, str]) -> None:
+    """One report's identity, sections and cases, into ``results``."""
+    backend = _shown(report.header.backend.name, path.stem)
+    functionalization = _functionalization(report.functionalization)
+    if functionalization is not None:
+        results.functionalization[backend] = functionalization
+    coverage = _coverage(report.lowering)
+    if coverage is not None:
+        results.coverage[backend] = coverage
+    identity = _report(report, path, backend, manifests)
+    results.reports.append(identity)
+    lowering_ops = report.lowering.ops if report.lowering is not None else {}
+    for record in report.records:
+        op = _shown(record.op)
+        results.records.append(Record(
+            backend=backend,
+            op=op,
+            dtype=_shown(record.dtype, "any"),
+            device=_shown(record.device, identity.device),
+            status=_shown(record.status, "unknown"),
+            lowering=_shown(record.lowering),
+            report=path.stem,
+            outcome=_shown(record.outcome),
+            message=str(record.message or "")[:2000],
+            reason=_shown(record.expectation.reason if record.expectation else None, limit=1000)
+            or _shown(record.extra.get("reason"), limit=1000),
+            repro=record.repro if isinstance(record.repro, str) else "",
+            attribution=_attribution(record),
+            executed=_shown(record.executed),
+            rows_held=_rows_held(record),
+            failed_row=_shown(record.special_case.says) if record.special_case is not None else "",
+            ran_instead=_ran_instead(record, lowering_ops.get(op)),
+        ))
+
+
+def _attribution(record: model.CaseRecord) -> str:
+    """Who a non-pass is put on, with the stage where the report names one; another tool's word or object read too."""
+    attribution = record.blame or record.extra.get("attribution")
+    if isinstance(attribution, Mapping):
+        attribution = _text(attribution, ("who", "layer", "component", "name"))
+    if isinstance(attribution, str) and _shown(record.blame_stage):
+        attribution = f"{attribution} ({_shown(record.blame_stage)})"
+    return attribution if isinstance(attribution, str) else ""
+
+
+def _rows_held(record: model.CaseRecord) -> bool:
     """A right answer (whoever computed it) whose special-case rows all ran."""
-    rows = item.get("special_cases")
-    right = item.get("outcome", item.get("status")) in ("pass", "undelegated", "fallback", "unverified")
-    return right and isinstance(rows, dict) and bool(rows.get("rows")) and rows.get("run") == rows.get("rows")
+    rows = record.special_cases
+    right = record.final_outcome in ("pass", "undelegated", "fallback", "unverified")
+    return right and rows is not None and bool(rows.rows) and rows.run == rows.rows
