@@ -265,3 +265,20 @@ def test_a_schema_change_upgrader_writes_its_fixed_values_into_each_call(tmp_pat
                                {"self": "self", "dim": "dim", "keepdim": {"value": True}}, 9, "2027.01")
     with pytest.raises(upgrade.UpgradeError, match="outputs differ from the original's"):
         upgrade.upgrade(programs.load_program(path), load.load_opset("2026.12"), [wrong])
+
+
+class NonzeroStatic(torch.nn.Module):
+    """torch.nonzero_static, which 2027.01 leaves open (torch 2.15 emits it for combinations) and 2027.02 decomposes."""
+
+    def forward(self, x):
+        return torch.nonzero_static(x > 0, size=4)
+
+
+def test_a_closure_gap_names_the_release_that_closed_it_and_upgrade_reaches_it(tmp_path, capsys):
+    program = export_to(tmp_path / "nonzero.pt2", NonzeroStatic(), (torch.randn(3, 5),), "2027.01")
+    assert cli("check-program", program, "--opset", "2027.01") == 1
+    out = capsys.readouterr().out
+    assert "aten::nonzero_static (1 call): closure-gap" in out and "2027.02 decomposes it (proposal 0014)" in out
+    assert cli("upgrade", program, "--to", "2027.02") == 0, capsys.readouterr().err
+    assert "outputs match the original on the recorded inputs (largest error 0)" in capsys.readouterr().out
+    assert cli("check-program", tmp_path / "nonzero.2027.02.pt2", "--opset", "2027.02") == 0
