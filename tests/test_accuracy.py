@@ -448,6 +448,35 @@ def test_the_accuracy_page_shows_contract_histogram_and_each_backends_largest_er
                                                                         for b in found["boolean"])
 
 
+def test_the_accuracy_page_shows_eager_on_other_torch_versions_beside_it(tmp_path):
+    from opspec.reports.site import accuracy_page
+
+    (tmp_path / "torch-versions").mkdir()
+    (tmp_path / "eager-cpu.json").write_text(json.dumps({"torch": "2.13.0", "results": [
+        {"op": "aten::exp", "dtype": "float32", "max_ulp": 0.51, "histogram": {"0.5": 3}}]}))
+    (tmp_path / "torch-versions" / "eager-cpu.json").write_text(json.dumps({"backend": "eager", "device": "cpu", "torch": {
+        "2.15.0": {"largest_error": {"aten::exp float32": 0.52}}, "2.9.0": {"largest_error": {"aten::exp float32": 7.0}}}}))
+    (tmp_path / "torch-versions" / "broken.json").write_text("{")
+    tables = accuracy_page.read_tables(tmp_path)
+    older, meta = accuracy_page.read_history(tmp_path)
+    assert sorted(older) == ["eager-cpu torch 2.15.0", "eager-cpu torch 2.9.0"] and meta["eager-cpu torch 2.9.0"]["torch"] == "2.9.0"
+    found = accuracy_page.context(spec_accuracy.load_contracts(), {**tables, **older}, lambda op: None)
+    assert found["backends"] == ["eager-cpu", "eager-cpu torch 2.9.0", "eager-cpu torch 2.15.0"]  # oldest first
+    exp32 = next(r for r in found["rows"] if r["op"] == "aten::exp" and r["dtype"] == "float32")
+    assert exp32["backends"] == ["0.51", "7 **broken**", "0.52"]
+
+
+def test_the_committed_history_covers_every_contract_on_torch_2_9_and_2_15():
+    from opspec.reports.site import accuracy_page
+
+    older, _ = accuracy_page.read_history(ROOT / "conformance" / "accuracy")
+    contracts = {(c.op, c.dtype): c.max_ulp for c in spec_accuracy.load_contracts().ulp}
+    for version in ("2.9.0", "2.15.0"):
+        measured = older[f"eager-cpu torch {version}"]
+        broken = [key for key, found in measured.items() if key in contracts and found["max_ulp"] > contracts[key]]
+        assert broken == [], (version, broken)
+
+
 def test_the_command_measures_binary_ops_fixed_arguments_and_decomposed_ops_through_their_rule(tmp_path, capsys):
     report = tmp_path / "eager.json"
     code = main(["accuracy", "--ops", "aten::atan2", "--ops", "aten::clamp", "--ops", "aten::silu",

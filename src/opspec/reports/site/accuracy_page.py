@@ -2,8 +2,9 @@
 
 Built from committed data only: the contracts (``opset/accuracy.yaml``) and the tables ``opspec accuracy
 --backend NAME --report conformance/accuracy/NAME-DEVICE.json`` wrote. A table's file name says its backend and
-device; ``eager-cpu.json`` gives the histogram. Like functional_algorithms' results table, one row per op and
-dtype, errors counted in buckets of ULPs.
+device; ``eager-cpu.json`` gives the histogram, and ``torch-versions/eager-cpu.json`` eager's largest errors on other
+torch versions (its history). Like functional_algorithms' results table, one row per op and dtype, errors counted
+in buckets of ULPs.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from opspec.spec.accuracy import MAY_FLUSH, Contracts
 
 BUCKETS = ("0", "0.5", "1", "2", "4")  # a bucket counts the errors above the one before, up to its own bound
 REFERENCE = "eager-cpu"
+HISTORY = "torch-versions"  # the reference's largest errors on other torch versions
 
 
 def read_tables(folder: Path) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
@@ -28,6 +30,23 @@ def read_tables(folder: Path) -> dict[str, dict[tuple[str, str], dict[str, Any]]
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return tables
+
+
+def read_history(folder: Path) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The largest errors measured on other torch versions (``torch-versions/NAME.json``: per torch, "op dtype" ->
+    max ULP), as tables named ``NAME torch V`` beside the others, and their metadata; unreadable files left out."""
+    tables, meta = {}, {}
+    for path in sorted((folder / HISTORY).glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            for version, found in data["torch"].items():
+                name = f"{path.stem} torch {version}"
+                tables[name] = {tuple(key.rsplit(" ", 1)): {"max_ulp": ulp} for key, ulp in found["largest_error"].items()}
+                meta[name] = {"torch": version, "device": data.get("device"), "backend": data.get("backend"),
+                              "seed": 0, "samples": "the same"}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return tables, meta
 
 
 def _ulp(value: Any) -> str:
@@ -43,7 +62,9 @@ def _buckets(histogram: dict[str, int]) -> list[str]:
 
 
 def context(contracts: Contracts, tables: dict[str, dict], op_link) -> dict[str, Any]:
-    names = [REFERENCE] + sorted(name for name in tables if name != REFERENCE)
+    history = sorted((name for name in tables if name.startswith(f"{REFERENCE} torch ")),
+                     key=lambda name: tuple(int(p) for p in name.rsplit(" ", 1)[1].split(".") if p.isdigit()))
+    names = [REFERENCE] + history + sorted(name for name in tables if name != REFERENCE and name not in history)
     rows = []
     for contract in contracts.ulp:
         key = (contract.op, contract.dtype)
@@ -84,6 +105,9 @@ def pages(env, opset_root: Path, tables_folder: Path, contracts: Contracts, slug
             meta[path.stem] = {k: head.get(k) for k in ("torch", "device", "backend", "seed", "samples")}
         except (OSError, ValueError):
             continue
+    older, older_meta = read_history(tables_folder)
+    tables.update(older)
+    meta.update(older_meta)
     found = context(contracts, tables, lambda op: f"ops/{slugs[op]}.md" if op in slugs else None)
     return {"accuracy.md": env.get_template("accuracy.md.j2").render(meta=meta, table=table(found), **found)}
 
