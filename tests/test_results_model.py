@@ -93,6 +93,14 @@ def test_a_lenient_read_keeps_what_fits_the_schema():
         lenient.read({"backend": "x"})
 
 
+def test_a_required_field_written_null_reads_none():
+    """An accuracy program that did not run measured nothing: its max_ulp is null, and the record still reads."""
+    accuracy = {"contract": {"max_ulp": 1}, "max_ulp": None, "inputs": 0, "worst": []}
+    data = _report(status="fail", accuracy=accuracy)
+    record = Report.from_dict(data).records[0]
+    assert record.accuracy.max_ulp is None and record.to_dict()["accuracy"] == accuracy
+
+
 def test_an_unknown_status_is_read_not_refused():
     report = Report.from_dict(_report(status="segfault", outcome="segfault"))
     assert report.records[0].status == "segfault" and not report.records[0].clean

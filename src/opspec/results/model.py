@@ -96,6 +96,8 @@ class Node:
             raw = data[key]
             if raw is None:
                 nulls.append(name)
+                if name in cls._required():  # written, as null (an accuracy program that measured nothing)
+                    values[name] = None
             elif how is None:
                 values[name] = _frozen(raw)
             else:
@@ -114,6 +116,13 @@ class Node:
         """Whether the field was written, as a value or as null."""
         return getattr(self, name) is not None or name in self.nulls
 
+    def replace(self, **changes: Any):
+        return dataclasses.replace(self, **changes)
+
+    def without(self, *names: str):
+        """The object with these fields not written at all (neither a value nor null)."""
+        return dataclasses.replace(self, **dict.fromkeys(names), nulls=self.nulls - set(names))
+
     def to_dict(self, *, as_read: bool = False) -> dict[str, Any]:
         """The JSON object: keys in the model's order, or with ``as_read`` in the order they were read (keys the
         object did not hold when read come last)."""
@@ -129,6 +138,11 @@ class Node:
                 out[key] = _encode(value, how[0], as_read)
         out.update(self.extra)
         return _in_order(out, self.key_order) if as_read else out
+
+
+def as_written(value: Any) -> Any:
+    """A field's value as a report writes it: an object of the model as its JSON object, a tuple as a list."""
+    return value.to_dict() if isinstance(value, Node) else _plain(value)
 
 
 def _in_order(out: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
@@ -365,9 +379,6 @@ class CaseRecord(Node):
     def passed(self) -> bool:
         return self.status in vocabulary.PASSING
 
-    def replace(self, **changes: Any) -> CaseRecord:
-        return dataclasses.replace(self, **changes)
-
 
 # ---- the header ----
 
@@ -475,9 +486,6 @@ class Header(Node):
     @property
     def backend_name(self) -> str:
         return self.backend.name
-
-    def replace(self, **changes: Any) -> Header:
-        return dataclasses.replace(self, **changes)
 
 
 # ---- the computed sections ----
