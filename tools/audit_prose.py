@@ -636,6 +636,11 @@ CLAIMS: list[Claim] = [
           lambda: inductor_generates_code(aten._cdist_forward.default)),
     Claim("aten::_pdist_forward", "rationale", "Inductor lowers it itself",
           lambda: inductor_generates_code(aten._pdist_forward.default)),
+    # --- sealed prose of 2027.02, unary pointwise and creation ops
+    # --- sealed prose of 2027.02, binary pointwise ops
+    # --- sealed prose of 2027.02, reductions, normalization, linear algebra and misc
+    # --- sealed prose of 2027.02, pooling, indexing and views
+    # --- sealed prose of 2027.02, decomposition rules
 ]
 
 
