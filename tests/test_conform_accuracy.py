@@ -45,10 +45,10 @@ def test_a_backend_4_ulp_off_on_one_binade_fails_by_the_accuracy_program(tmp_pat
     assert accuracy["examples_max_ulp"] <= 1
     x = torch.tensor([worst["inputs"]["self"]])
     assert compare.compare(torch.tensor([worst["got"]]), torch.exp(x)).ok
-    assert replays(record)["status"] == "fail"
+    assert replays(record).status == "fail"
 
 
-def replays(record: dict) -> dict:
+def replays(record: dict) -> replay.Verdict:
     """The verdict of the record's repro, judged again in this process."""
     loaded = replay.load_repro(record["repro_file"])
     return replay.verdict(loaded["CASE"], loaded["program"], loaded["args"], loaded["kwargs"])
@@ -101,7 +101,7 @@ def test_a_binary_op_4_ulp_off_on_one_binade_of_its_first_operand_fails_by_the_a
     for part in ("aten::atan2 float32", f"self={worst['inputs']['self']!r}", f"other={worst['inputs']['other']!r}",
                  "allows 2 ULP", "opset/accuracy.yaml#aten::atan2/float32"):
         assert part in record["message"]
-    assert replays(record)["status"] == "fail"
+    assert replays(record).status == "fail"
 
 
 def test_a_binary_op_within_its_contract_passes_with_the_pairs_measured(tmp_path):
@@ -117,7 +117,7 @@ def test_an_op_with_a_fixed_argument_is_measured_at_the_contracts_value(tmp_path
     assert record["status"] == "fail" and record["blame"] == "backend", record["message"]
     assert "aten::div.Scalar float32" in record["message"] and record["accuracy"]["max_ulp"] >= 3.5
     assert "other=3.0" in Path(record["repro_file"]).read_text()  # the program the repro measures again
-    assert replays(record)["status"] == "fail"
+    assert replays(record).status == "fail"
 
 
 def test_a_drawn_call_of_two_tensors_is_judged_in_ulps_broadcast_and_only_at_the_contracts_arguments():

@@ -9,6 +9,7 @@ from test_conform import validate
 
 from opspec.cli import main
 from opspec.conform import lowering, report
+from opspec.results.model import CaseRecord, Header
 from opspec.spec import manifests
 
 MANIFEST = """\
@@ -31,18 +32,18 @@ def write_manifest(folder: Path, opset: str = "2026.11") -> Path:
     return path
 
 
-def head(backend: str = "toy", opset: str = "2026.11") -> dict:
-    return {"backend": {"name": backend, "version": "1"}, "opset": opset}
+def head(backend: str = "toy", opset: str = "2026.11", **fields) -> Header:
+    return Header.from_dict({"backend": {"name": backend, "version": "1"}, "opset": opset, **fields})
 
 
 def test_section_counts_each_distinct_op_once_and_flags_undeclared(tmp_path):
     manifest = manifests.load_manifest(write_manifest(tmp_path))
     section = lowering.section(manifest, "toy.yaml", ["aten::abs", "aten::abs", "aten::neg", "aten::sin", "aten::cos"])
-    assert (section["ops_run"], section["lowered"], section["fallback"], section["undeclared"]) == (4, 2, 1, 1)
-    assert section["coverage_percent"] == 50.0
-    assert section["ops"]["aten::neg"] == {"status": "lowered", "note": "through a negation kernel"}
-    assert section["ops"]["aten::sin"] == {"status": "fallback", "note": "no sine unit"}
-    assert section["ops"]["aten::cos"]["status"] == "undeclared"
+    assert (section.ops_run, section.lowered, section.fallback, section.undeclared) == (4, 2, 1, 1)
+    assert section.coverage_percent == 50.0
+    assert section.ops["aten::neg"].to_dict() == {"status": "lowered", "note": "through a negation kernel"}
+    assert section.ops["aten::sin"].to_dict() == {"status": "fallback", "note": "no sine unit"}
+    assert section.ops["aten::cos"].status == "undeclared"
 
 
 def test_no_section_without_a_manifest_or_for_another_opset(tmp_path):
@@ -63,12 +64,11 @@ def test_a_broken_manifest_is_a_warning_naming_it_not_a_crash(tmp_path):
 
 def test_final_report_marks_records_and_summary_lists_fallbacks(tmp_path):
     write_manifest(tmp_path)
-    records = [{"op": op, "dtype": "float32", "device": "cpu", "status": "pass", "compiles": 1}
+    records = [CaseRecord(op=op, dtype="float32", device="cpu", status="pass", compiles=1)
                for op in ("aten::abs", "aten::sin")]
-    final = report.final({**head(), "device": "cpu"}, records, order=[], warnings=[], duration_s=1.0,
-                         manifests_dir=tmp_path)
-    assert [r["lowering"] for r in final["results"]] == ["lowered", "fallback"]
-    assert final["lowering"]["coverage_percent"] == 50.0
+    final = report.final(head(device="cpu"), records, order=[], warnings=[], duration_s=1.0, manifests_dir=tmp_path)
+    assert [r.lowering for r in final.records] == ["lowered", "fallback"]
+    assert final.lowering.coverage_percent == 50.0
     table = report.summary_table(final)
     assert "1 of 2 ops lowered (50.0%), 1 fall back" in table
     assert "fall back: sin" in table

@@ -20,6 +20,7 @@ from test_conform import validate
 
 from opspec.conform import backends, evidence, replay
 from opspec.conform.backends import registry
+from opspec.results.model import Case
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = sorted((ROOT / "conformance" / "results").glob("*.json"))
@@ -99,13 +100,12 @@ def elsewhere_only(stem: str, record: dict) -> str | None:
     """Why a record cannot be replayed here: the expectation that judged it holds only on the hardware it ran on
     (``hardware:``), and this machine is other hardware, where the case's verdict is another."""
     from opspec.conform import hardware
-    from opspec.conform.report import case_of
 
     where = (record.get("expectation") or {}).get("where")
     if not where:
         return None
     head = header(stem)
-    path, case = where.rsplit(":", 1)[0], case_of(record)
+    path, case = where.rsplit(":", 1)[0], Case(record["op"], record["dtype"], record["device"])
     recorded_on = record.get("device_name") or head.get("device_name") or ""
     entry = expectations_on(path, head["opset"], head["torch"], recorded_on).lookup(case)
     if entry is None or not entry.hardware:
@@ -116,23 +116,21 @@ def elsewhere_only(stem: str, record: dict) -> str | None:
     return f"recorded on {recorded_on}, which {entry.where} limits its expectation to; this machine is {here}"
 
 
-def replays_whole_case(stem: str, record: dict) -> dict:
-    from opspec.conform.cases import Case
+def replays_whole_case(stem: str, record: dict) -> replay.Verdict:
     from opspec.conform.runner import CaseRunner, Settings
 
     head = header(stem)
     settings = Settings(backend=head["backend"]["name"], opset=head["opset"], max_examples=head["max_examples"],
                         max_compiles=head["max_compiles"], seed=head["seed"], dynamic=head["dynamic"])
-    return CaseRunner(settings).run(Case(record["op"], record["dtype"], record["device"]))
+    result = CaseRunner(settings).run(Case(record["op"], record["dtype"], record["device"]))
+    return replay.Verdict(result["status"], result["message"], result["executed"])
 
 
 @pytest.mark.parametrize("stem, report", committed(), ids=[stem for stem, _ in committed()])
 def test_committed_reports_name_their_repros_in_the_repository(stem, report):
     """Where ``opspec conform --report conformance/results/STEM.json`` writes them, not where the run's machine did."""
-    from opspec.conform.report import case_of
-
-    stray = [r["repro_file"] for r in report["results"]
-             if r.get("repro_file") and r["repro_file"] != f"conformance/results/{stem}.repros/{case_of(r).id}.py"]
+    stray = [r["repro_file"] for r in report["results"] if r.get("repro_file")
+             and r["repro_file"] != f"conformance/results/{stem}.repros/{Case(r['op'], r['dtype'], r['device']).id}.py"]
     assert not stray, (f"{len(stray)} repro paths outside conformance/results/{stem}.repros/, e.g. {stray[0]}: "
                        f"publish the report with `python tools/splice_report.py conformance/results/{stem}.json`")
 
@@ -211,13 +209,13 @@ def test_every_committed_repro_replays_its_verdict(tmp_path, stem, record):
     except backends.MissingExtra as err:
         pytest.skip(str(err))
     if record["outcome"] == "unverified":  # nothing told who computed it: one program's replay may tell more
-        assert got["status"] in ("unverified", *evidence.PASSING_STATUS.values()), got["message"]
+        assert got.status in ("unverified", *evidence.PASSING_STATUS.values()), got.message
         return
     if record["outcome"] == "run-error" and "special_case" in record and "decided_by" not in record:
         # recorded before a row that fails to compile at its first call was told apart from one that fails to run
-        assert got["status"] in ("run-error", "compile-error"), got["message"]
+        assert got.status in ("run-error", "compile-error"), got.message
         return
-    assert got["status"] == record["outcome"], got["message"]
+    assert got.status == record["outcome"], got.message
 
 
 @pytest.mark.parametrize("stem, report", committed(), ids=[stem for stem, _ in committed()])

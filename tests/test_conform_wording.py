@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 from opspec.conform import report
+from opspec.results.model import CaseRecord, Header
+
+EAGER = Header.from_dict({"backend": {"name": "eager"}, "device": "cpu", "opset": "2026.12"})
 
 
-def _record(**fields):
-    return {"op": "aten::sin", "dtype": "float32", "device": "cpu", "examples": 1, "compiles": 1, "duration_s": 0.1,
-            "message": "", "executed": "unknown", "evidence": {"executed": "unknown", "source": "none"}, **fields}
+def _record(**fields) -> CaseRecord:
+    return CaseRecord.from_dict({"op": "aten::sin", "dtype": "float32", "device": "cpu", "examples": 1, "compiles": 1,
+                                 "duration_s": 0.1, "message": "", "executed": "unknown",
+                                 "evidence": {"executed": "unknown", "source": "none"}, **fields})
 
 
 def test_a_party_is_named_once_where_its_stage_says_no_more():
@@ -27,8 +31,7 @@ def test_right_answers_are_not_counted_as_failures():
     results = [_record(status="unverified", blame="backend", blame_stage="evidence"),
                _record(op="aten::cos", status="fallback", blame="backend", blame_stage="execution"),
                _record(op="aten::tan", status="fail", blame="frontend", blame_stage="dynamo", message="wrong")]
-    final = report.final({"backend": {"name": "eager"}, "device": "cpu", "opset": "2026.12"}, results, order=[],
-                         warnings=[], duration_s=1.0)
+    final = report.final(EAGER, results, order=[], warnings=[], duration_s=1.0)
     table = report.summary_table(final)
     assert "who failed (cases failing): 1 frontend" in table
     assert "right answers the backend's target did not compute: 1 fallback, 1 unverified" in table
@@ -36,6 +39,5 @@ def test_right_answers_are_not_counted_as_failures():
 
 def test_the_summary_says_how_much_of_the_log_was_cut():
     results = [_record(status="pass", log={"bytes": 3 * 2**20, "cut_bytes": 2**20 + 2**19, "repeated_lines": 9})]
-    final = report.final({"backend": {"name": "eager"}, "device": "cpu", "opset": "2026.12"}, results, order=[],
-                         warnings=[], duration_s=1.0)
+    final = report.final(EAGER, results, order=[], warnings=[], duration_s=1.0)
     assert "log: the cases printed 3.0 MB, 1.5 MB of it cut" in report.summary_table(final)

@@ -11,6 +11,7 @@ from opspec.conform import expectations, hardware, rejudge
 from opspec.conform.backends import registry
 from opspec.conform.cases import Case
 from opspec.conform.runner import cached_opset
+from opspec.results.model import Report
 from opspec.spec import load
 from opspec.spec.load import OpsetError
 
@@ -43,7 +44,7 @@ def test_an_entry_limited_to_hardware_applies_only_there(tmp_path):
     on_xeon = expectations.read(written(tmp_path, ENTRIES), opset, hardware_name=XEON)
     on_epyc = expectations.read(written(tmp_path, ENTRIES), opset, hardware_name=EPYC)
     assert on_xeon.lookup(RSQRT).reason.startswith("one float16 step")
-    assert on_xeon.lookup(RSQRT).as_dict()["hardware"] == ["Intel(R) Xeon(R)*"]
+    assert on_xeon.lookup(RSQRT).as_record().hardware == ("Intel(R) Xeon(R)*",)
     assert on_epyc.lookup(RSQRT).reason == "on every machine"  # the next entry that matches
     assert on_xeon.lookup(Case("aten::rsqrt", "float32", "cpu")).reason == "on every machine"
     merged = expectations.read(written(tmp_path, ENTRIES), opset, hardware_name=hardware.JOINED.join([EPYC, XEON]))
@@ -73,9 +74,10 @@ def test_a_report_is_judged_against_the_hardware_it_ran_on(machine, status):
     if machine:
         report["device_name"] = machine
     declaration = registry.lookup("executorch-xnnpack")
-    judged = rejudge.rejudge(report, declaration, ROOT / report["expectations"], cached_opset(report["opset"]))
-    (record,) = [r for r in judged["results"] if (r["op"], r["dtype"]) == ("aten::rsqrt", "float16")]
-    assert record["outcome"] == "fail" and record["status"] == status
+    judged = rejudge.rejudge(Report.from_dict(report), declaration, ROOT / report["expectations"],
+                             cached_opset(report["opset"]))
+    (record,) = [r for r in judged.records if (r.op, r.dtype) == ("aten::rsqrt", "float16")]
+    assert record.outcome == "fail" and record.status == status
 
 
 @pytest.mark.parametrize("header, case_machine, status", [(XEON, EPYC, "fail"), (EPYC, XEON, "xfail")])
@@ -88,6 +90,7 @@ def test_a_case_that_names_its_machine_is_judged_against_it(header, case_machine
         if (r["op"], r["dtype"]) == ("aten::rsqrt", "float16"):
             r["device_name"] = case_machine
     declaration = registry.lookup("executorch-xnnpack")
-    judged = rejudge.rejudge(report, declaration, ROOT / report["expectations"], cached_opset(report["opset"]))
-    (record,) = [r for r in judged["results"] if (r["op"], r["dtype"]) == ("aten::rsqrt", "float16")]
-    assert record["outcome"] == "fail" and record["status"] == status and record["device_name"] == case_machine
+    judged = rejudge.rejudge(Report.from_dict(report), declaration, ROOT / report["expectations"],
+                             cached_opset(report["opset"]))
+    (record,) = [r for r in judged.records if (r.op, r.dtype) == ("aten::rsqrt", "float16")]
+    assert record.outcome == "fail" and record.status == status and record.device_name == case_machine

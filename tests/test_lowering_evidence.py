@@ -58,7 +58,7 @@ def test_manifest_and_report_agree_on_every_op(manifest_path, report_path):
             assert manifest.status(record["op"], record["device"], frozenset(), record["dtype"])[0] == "lowered", case
     # the report's lowering section is the manifest's word, op by op
     # (an op over the dtypes it ran in: a fallback where one of them falls back), and each record's is its dtype's
-    section, dtypes = report["lowering"], lowering.dtypes_of(report["results"])
+    section, dtypes = report["lowering"], lowering.dtypes_of(Report.from_dict(report).records)
     for op, entry in section["ops"].items():
         assert entry["status"] == manifest.status_over(op, report["device"], dtypes[op])[0], op
     for record in report["results"]:
@@ -251,8 +251,8 @@ def test_one_op_can_be_generated_code_a_library_call_and_a_fallback_in_different
         "fallback", "on cpu: ATen kernel: extern_kernels.mm (aten::mm), aten::mul.Tensor ran instead in complex64")
     assert lowering_evidence.disagreements(manifest, report, LIBRARY_KERNELS) == []
     section = lowering.section(manifest, "toy.yaml", ["aten::mm"], "cpu", {"aten::mm": {"float32", "int64"}})
-    assert (section["library"], section["lowered"], section["coverage_percent"]) == (1, 0, 100.0)
-    assert "library calls: mm" in "\n".join(lowering.summary_lines({"backend": "toy", "lowering": section}))
+    assert (section.library, section.lowered, section.coverage_percent) == (1, 0, 100.0)
+    assert "library calls: mm" in "\n".join(lowering.summary_lines(REPORT.replace(lowering=section)))
 
 
 def test_a_disagreement_is_found_both_ways():
@@ -265,16 +265,16 @@ def test_a_disagreement_is_found_both_ways():
 def test_the_report_section_uses_the_device(tmp_path):
     manifest = BackendManifest.from_dict({**STATIC, "devices": ["cpu", "cuda"], "lowered": [
         {"op": "aten::abs", "fallback_on": {"cpu": "the cpu backend has no abs"}}]})
-    assert lowering.section(manifest, "toy.yaml", ["aten::abs"], "cpu")["ops"]["aten::abs"]["status"] == "fallback"
-    assert lowering.section(manifest, "toy.yaml", ["aten::abs"], "cuda")["ops"]["aten::abs"]["status"] == "lowered"
+    assert lowering.section(manifest, "toy.yaml", ["aten::abs"], "cpu").ops["aten::abs"].status == "fallback"
+    assert lowering.section(manifest, "toy.yaml", ["aten::abs"], "cuda").ops["aten::abs"].status == "lowered"
 
 
 def test_unsupported_ops_are_neither_lowered_nor_fallback():
     manifest = BackendManifest.from_dict({**STATIC, "unsupported": [{"op": "aten::randperm", "reason": "the export fails"}]})
     assert manifest.status("aten::randperm") == ("unsupported", "the export fails")
     section = lowering.section(manifest, "toy.yaml", ["aten::randperm", "aten::abs"])
-    assert (section["unsupported"], section["lowered"], section["fallback"]) == (1, 1, 0)
-    assert "1 unsupported" in lowering.summary_lines({"backend": "toy", "lowering": section})[0]
+    assert (section.unsupported, section.lowered, section.fallback) == (1, 1, 0)
+    assert "1 unsupported" in lowering.summary_lines(REPORT.replace(lowering=section))[0]
 
 
 def test_a_run_in_dtypes_that_lower_is_not_counted_a_fallback_for_one_that_does_not():
@@ -282,10 +282,10 @@ def test_a_run_in_dtypes_that_lower_is_not_counted_a_fallback_for_one_that_does_
         {"op": "aten::abs", "fallback_on": {"cpu": "ATen kernel: aten::abs ran instead in complex64"},
          "fallback_dtypes": {"cpu": ["complex64"]}}]})
     float_run = lowering.section(manifest, "toy.yaml", ["aten::abs"], "cpu", {"aten::abs": {"float32"}})
-    assert float_run["ops"]["aten::abs"]["status"] == "lowered" and float_run["fallback"] == 0
-    assert "by_dtype" not in float_run["ops"]["aten::abs"]
+    assert float_run.ops["aten::abs"].status == "lowered" and float_run.fallback == 0
+    assert "by_dtype" not in float_run.ops["aten::abs"].to_dict()
     every = lowering.section(manifest, "toy.yaml", ["aten::abs"], "cpu", {"aten::abs": {"float32", "complex64"}})
-    assert every["ops"]["aten::abs"]["status"] == "fallback"
-    assert every["ops"]["aten::abs"]["by_dtype"] == {"complex64": "fallback", "float32": "lowered"}
-    records = [{"op": "aten::abs", "dtype": "float32"}, {"op": "aten::abs", "dtype": "complex64"}]
-    assert [r["lowering"] for r in lowering.mark_records(records, every)] == ["lowered", "fallback"]
+    assert every.ops["aten::abs"].status == "fallback"
+    assert every.ops["aten::abs"].by_dtype == {"complex64": "fallback", "float32": "lowered"}
+    records = [CaseRecord(op="aten::abs", dtype=dtype, device="cpu", status="pass") for dtype in ("float32", "complex64")]
+    assert [lowering.marked(r, every).lowering for r in records] == ["lowered", "fallback"]

@@ -7,26 +7,29 @@ from pathlib import Path
 
 from opspec.conform import rejudge
 from opspec.conform.backends import registry
+from opspec.results.model import CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_legacy_delegate_record_is_split_into_target_and_runtime():
-    legacy = {"op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass", "outcome": "pass", "message": "",
-              "executed": "backend", "delegated_ops": [],
-              "evidence": {"executed": "backend", "source": "hook", "backend_ops": ["aten::abs"]}}
+    legacy = CaseRecord.from_dict({
+        "op": "aten::abs", "dtype": "float32", "device": "cpu", "status": "pass", "outcome": "pass", "message": "",
+        "executed": "backend", "delegated_ops": [],
+        "evidence": {"executed": "backend", "source": "hook", "backend_ops": ["aten::abs"]}})
     found = rejudge.record(legacy, registry.lookup("executorch-xnnpack"))
-    assert (found["status"], found["executed"]) == ("undelegated", "runtime")
-    assert found["evidence"]["runtime_ops"] == ["aten::abs"] and found["blame"] == "backend"
-    delegated = {**legacy, "delegated_ops": ["aten::abs"]}
-    assert rejudge.record(delegated, registry.lookup("executorch-xnnpack"))["status"] == "pass"
+    assert (found.status, found.executed) == ("undelegated", "runtime")
+    assert found.evidence.runtime_ops == ("aten::abs",) and found.blame == "backend"
+    delegated = legacy.replace(delegated_ops=("aten::abs",))
+    assert rejudge.record(delegated, registry.lookup("executorch-xnnpack")).status == "pass"
 
 
 def test_a_recorded_level_is_kept_as_the_run_judged_it():
-    record = {"op": "aten::view", "dtype": "float32", "device": "cpu", "status": "pass", "outcome": "pass",
-              "message": "", "executed": "target",
-              "evidence": {"executed": "target", "source": "partition", "note": "the backend returned the graph"}}
-    assert rejudge.record(record, registry.lookup("inductor"))["status"] == "pass"
+    record = CaseRecord.from_dict({
+        "op": "aten::view", "dtype": "float32", "device": "cpu", "status": "pass", "outcome": "pass", "message": "",
+        "executed": "target",
+        "evidence": {"executed": "target", "source": "partition", "note": "the backend returned the graph"}})
+    assert rejudge.record(record, registry.lookup("inductor")).status == "pass"
 
 
 def test_a_bad_report_is_one_line_exit_2_and_left_as_it_was(tmp_path):
@@ -35,5 +38,6 @@ def test_a_bad_report_is_one_line_exit_2_and_left_as_it_was(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "rejudge_reports.py"), str(bad)],
                           capture_output=True, text=True)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [f"{bad}: not re-judged: KeyError: 'opset'"]
+    assert done.stderr.strip().splitlines() == [
+        f"{bad}: not re-judged: ReportFormatError: {bad}: not a conformance report (no results list)"]
     assert bad.read_text() == '{"backend": {"name": "inductor"}}'

@@ -23,6 +23,7 @@ from opspec.checks.validate import validate
 from opspec.cli import main
 from opspec.conform import expectations
 from opspec.conform.cases import Case
+from opspec.results.model import CaseRecord
 from opspec.spec import load, resources
 from opspec.spec.load import OpsetError
 from opspec.spec.model import TorchRange, torch_specifier
@@ -173,7 +174,7 @@ def test_expectations_apply_by_device_and_torch_version(tmp_path):
     assert on_211.lookup(Case("aten::split.Tensor", "float32", "cpu")) is None
     assert on_213.lookup(Case("aten::_native_batch_norm_legit", "float32", "cpu")) is not None
     assert on_213.lookup(Case("aten::_native_batch_norm_legit", "float32", "cuda")) is None
-    assert on_211.lookup(split_int).as_dict()["torch"] == "<2.12"
+    assert on_211.lookup(split_int).as_record().torch == "<2.12"
 
 
 def test_a_bad_torch_specifier_in_expectations_is_one_line(tmp_path):
@@ -188,15 +189,15 @@ def test_a_bad_torch_specifier_in_expectations_is_one_line(tmp_path):
     assert str(caught.value) == f"{path}:5:3: expectation 'aten::abs': torch: 'before 2.14' is not a version specifier (PEP 440, e.g. '>=2.12' or '>=2.11,<2.14')"
 
 
-def record(op: str, device: str, outcome: str, where: str = "backend.yaml:3") -> dict:
+def record(op: str, device: str, outcome: str, where: str = "backend.yaml:3") -> CaseRecord:
     entry = expectations.Expectation(op=op, status="xfail", reason="a known failure", where=where)
-    return expectations.apply({"op": op, "dtype": "float32", "device": device, "status": outcome}, entry)
+    return expectations.apply(CaseRecord(op=op, dtype="float32", device=device, status=outcome), entry)
 
 
 def test_stale_expectations_are_found_per_device():
     records = [record("aten::a", "cpu", "fail"), record("aten::a", "cuda", "pass"),
                record("aten::b", "cpu", "pass", "backend.yaml:7"), record("aten::b", "cpu", "fail", "backend.yaml:7")]
-    assert records[1]["status"] == "xpass" and records[1]["message"].endswith("passes on cuda")
+    assert records[1].status == "xpass" and records[1].message.endswith("passes on cuda")
     assert expectations.stale(records) == [
         "backend.yaml:3: stale expectation on cuda: all 1 of its cases pass; it still fails on cpu: limit it with devices",
         "backend.yaml:7: stale expectation on cpu: 1 of 2 of its cases pass",

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from opspec.reports import history
+from opspec.results.model import Report
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "conformance" / "results"
@@ -34,7 +35,7 @@ def git(*args: str) -> str:
 
 
 def versions(path: Path) -> list[tuple[str, str, dict]]:
-    """(commit, commit date, report) for every commit that changed ``path``, oldest first."""
+    """(commit, commit date, the report's JSON) for every commit that changed ``path``, oldest first."""
     relative = path.relative_to(ROOT).as_posix()
     found = []
     for line in reversed(git("log", "--format=%H %aI", "--", relative).splitlines()):
@@ -43,25 +44,26 @@ def versions(path: Path) -> list[tuple[str, str, dict]]:
     return found
 
 
-def run_identity(report: dict) -> tuple:
-    backend = report.get("backend")
-    version = backend.get("version") if isinstance(backend, dict) else ""
-    return (report.get("opset"), report.get("torch"), version, tuple(report.get("dtypes") or ()),
-            len(report.get("results") or ()), report.get("duration_s"), len(report.get("spliced") or ()))
+def run_identity(report: Report) -> tuple:
+    head = report.header
+    return (head.opset, head.torch, head.backend.version, tuple(head.dtypes or ()), len(report.records),
+            head.duration_s, len(head.spliced or ()))
 
 
 def runs_of(path: Path) -> tuple[list[history.Run], list[str]]:
     relative = path.relative_to(ROOT).as_posix()
-    runs: list[tuple[tuple, str, str, str, dict]] = []  # identity, first commit, its date, last commit, report
+    runs: list[tuple[tuple, str, str, str, Report]] = []  # identity, first commit, its date, last commit, report
     notes = []
-    for commit, date, report in versions(path):
+    for commit, date, data in versions(path):
+        where = f"{relative}@{commit[:10]}"
         try:
-            run = history.from_report(report, f"{relative}@{commit[:10]}", date)
+            report = history.report_of(data, where)
+            run = history.from_report(report, where, date)
         except history.HistoryError as err:
             notes.append(str(err))
             continue
         if run.key != path.stem:
-            notes.append(f"{relative}@{commit[:10]}: its header names {run.key}, not {path.stem}; skipped")
+            notes.append(f"{where}: its header names {run.key}, not {path.stem}; skipped")
             continue
         identity = run_identity(report)
         if runs and runs[-1][0] == identity:

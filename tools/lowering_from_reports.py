@@ -15,28 +15,26 @@ say the same thing. No torch is needed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from opspec.conform import lowering, lowering_evidence
-from opspec.results.json_text import report_text
+from opspec.results.model import Report, ReportFormatError
 from opspec.spec import atomic, manifests, yamlio
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "# yaml-language-server: $schema=../../opset/schema/backend_manifest.schema.json\n"
 
 
-def refreshed(report: dict, manifest_path: Path) -> dict:
-    """The report with its lowering section and per-record lowering recomputed from the manifest."""
-    ops = [r["op"] for r in report["results"]]
-    section, warnings = lowering.for_run(report, ops, declared=manifest_path, dtypes=lowering.dtypes_of(report["results"]))
+def refreshed(report: Report, manifest_path: Path) -> Report:
+    """The report with its lowering section and per-record lowering recomputed from the manifest (written back
+    with ``dumps(as_read=True)``, every other byte stays as it was)."""
+    section, warnings = lowering.for_run(report.header, report.ops(), declared=manifest_path,
+                                         dtypes=lowering.dtypes_of(report.records))
     if section is None:
         raise SystemExit(f"{manifest_path}: {'; '.join(warnings) or 'no lowering section'}")
-    section["manifest"] = manifest_path.resolve().relative_to(ROOT).as_posix()
-    keys = list(report)
-    updated = {**report, "lowering": section, "results": lowering.mark_records(report["results"], section)}
-    return {key: updated[key] for key in keys + [k for k in updated if k not in keys]}
+    section = section.replace(manifest=manifest_path.resolve().relative_to(ROOT).as_posix())
+    return report.replace(lowering=section).with_records(lowering.marked(r, section) for r in report.records)
 
 
 def readers(manifest_path: Path, results: Path, evidence: list[Path]) -> list[Path]:
@@ -48,11 +46,10 @@ def readers(manifest_path: Path, results: Path, evidence: list[Path]) -> list[Pa
         if path in evidence:
             continue
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            report = Report.load(path)
+        except ReportFormatError:
             continue
-        if isinstance(report, dict) and isinstance(report.get("lowering"), dict) \
-                and report["lowering"].get("manifest") == shown:
+        if report.lowering is not None and report.lowering.manifest == shown:
             found.append(path)
     return found
 
@@ -77,8 +74,7 @@ def main() -> int:
         if not args.check:
             atomic.write_text(path, writes.pop(path))
         for report_path in reports + readers(path, args.results, reports):
-            report = json.loads(report_path.read_text(encoding="utf-8"))
-            writes[report_path] = report_text(refreshed(report, path))
+            writes[report_path] = refreshed(Report.load(report_path), path).dumps(as_read=True)
         for target, text in writes.items():
             if target.read_text(encoding="utf-8") == text:
                 continue

@@ -15,13 +15,13 @@ the cuts between shards, so parts of one split must all run with the same table
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from opspec.conform.shards import relative_costs  # noqa: E402
+from opspec.results.model import Report  # noqa: E402
 from opspec.spec import atomic, yamlio  # noqa: E402
 
 TABLE = ROOT / "conformance" / "costs" / "case_costs.yaml"
@@ -32,12 +32,12 @@ FLOOR_S = 0.01  # a case is never free: the worker round trip alone costs about 
 def measure(reports: list[Path]) -> dict:
     columns: dict[str, dict[str, float]] = {}
     for path in sorted(reports):
-        report = json.loads(path.read_text(encoding="utf-8"))
+        report = Report.load(path)
         durations: dict[str, list[float]] = {}
-        for record in report["results"]:
-            durations.setdefault(record["op"], []).append(float(record.get("duration_s") or 0.0))
-        name = report["backend"]["name"] if isinstance(report["backend"], dict) else str(report["backend"])
-        columns[name] = {op: round(max(FLOOR_S, sum(values) / len(values)), 3) for op, values in sorted(durations.items())}
+        for record in report.records:
+            durations.setdefault(record.op, []).append(float(record.duration_s or 0.0))
+        columns[report.backend_name] = {op: round(max(FLOOR_S, sum(values) / len(values)), 3)
+                                        for op, values in sorted(durations.items())}
     shown = ", ".join(p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else str(p) for p in sorted(reports))
     return {"measured_with": f"tools/measure_costs.py: mean duration_s per case in {shown}",
             "backends": dict(sorted(columns.items())), "relative": relative_costs(columns)}

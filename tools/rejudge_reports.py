@@ -11,7 +11,6 @@ is applied again, and the summary, counts and root causes are rebuilt
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -21,6 +20,7 @@ sys.path.insert(0, str(REPO / "src"))
 from opspec.conform import rejudge, report  # noqa: E402
 from opspec.conform.backends import registry  # noqa: E402
 from opspec.conform.runner import cached_opset  # noqa: E402
+from opspec.results.model import Report  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,21 +31,27 @@ def main(argv: list[str] | None = None) -> int:
     code = 0
     for path in args.reports:
         try:  # each report is judged whole before it is written: a bad one is one line, the others go on
-            previous = json.loads(path.read_text(encoding="utf-8"))
-            name = previous["backend"]["name"] if isinstance(previous["backend"], dict) else previous["backend"]
-            declaration = registry.lookup(name)
-            named = previous.get("expectations")
+            previous = Report.load(path)
+            declaration = registry.lookup(previous.backend_name)
+            named = previous.header.expectations
             expectations = REPO / named if named else (declaration.expectations_path() if declaration else None)
-            final = rejudge.rejudge(previous, declaration, expectations, cached_opset(previous["opset"]))
+            final = rejudge.rejudge(previous, declaration, expectations, cached_opset(opset_of(previous)))
         except (OSError, ValueError, KeyError, TypeError, LookupError) as err:
             print(f"{path}: not re-judged: {type(err).__name__}: {err}", file=sys.stderr)
             code = 2
             continue
         report.write(path, final)
-        before, after = Counter(r["status"] for r in previous["results"]), Counter(r["status"] for r in final["results"])
+        before, after = Counter(r.status for r in previous.records), Counter(r.status for r in final.records)
         changed = {s: after[s] - before[s] for s in sorted({*before, *after}) if after[s] != before[s]}
         print(f"{path.name}: " + (", ".join(f"{s} {n:+d}" for s, n in changed.items()) or "no status changed"))
     return code
+
+
+def opset_of(previous: Report) -> str:
+    """The opset the report ran (judged by the newest instead, its verdicts would be another run's)."""
+    if not previous.opset:
+        raise LookupError("the report's header names no opset")
+    return previous.opset
 
 
 if __name__ == "__main__":

@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from opspec.conform import merge, rejudge, report  # noqa: E402
+from opspec.conform import merge, rejudge  # noqa: E402
 from opspec.conform.backends import registry  # noqa: E402
 from opspec.conform.runner import cached_opset  # noqa: E402
-from opspec.results.model import Report  # noqa: E402
+from opspec.results.model import CaseRecord, Report, Splice, as_written  # noqa: E402
 
 # the header keys that say which cases ran, not how: a re-run of some ops differs there by design
 WHICH_CASES = ("ops", "dtypes")
@@ -43,48 +42,51 @@ class SpliceError(ValueError):
     """The re-run cannot go into the report: one line naming the files and what differs."""
 
 
-def spliced(published: dict, reruns: list[tuple[Path, dict]]) -> dict:
+def spliced(published: Report, reruns: list[tuple[Path, Report]]) -> Report:
     """The report with each re-run's records in place of its own, and each re-run named in its ``spliced`` list."""
-    by_case = {report.case_of(r): i for i, r in enumerate(published["results"])}
-    results = list(published["results"])
-    provenance = list(published.get("spliced") or ())
+    by_case = {r.case: i for i, r in enumerate(published.records)}
+    records = list(published.records)
+    provenance = list(published.header.spliced or ())
     for path, rerun in reruns:
         for key in merge.SAME:
-            if key not in WHICH_CASES and rerun.get(key) != published.get(key):
-                raise SpliceError(f"{path}: differs from the report in {key}: {rerun.get(key)!r} vs {published.get(key)!r}")
-        machine = rerun.get("device_name")
-        for record in rerun["results"]:
-            case = report.case_of(record)
-            if case not in by_case:
+            theirs, ours = getattr(rerun.header, key), getattr(published.header, key)
+            if key not in WHICH_CASES and theirs != ours:
+                raise SpliceError(f"{path}: differs from the report in {key}: "
+                                  f"{as_written(theirs)!r} vs {as_written(ours)!r}")
+        machine = rerun.header.device_name
+        for record in rerun.records:
+            if record.case not in by_case:
+                case = record.case
                 raise SpliceError(f"{path}: {case.op} {case.dtype} {case.device} is not a case of the report")
             # a case run on another machine names it: hardware-limited expectations judge it by where it ran
-            results[by_case[case]] = on_machine(record, machine, published.get("device_name"))
+            records[by_case[record.case]] = on_machine(record, machine, published.header.device_name)
         provenance.append(provenance_of(path, rerun))
-    return {**published, **({"spliced": provenance} if provenance else {}), "results": results}
+    header = published.header.replace(spliced=tuple(provenance)) if provenance else published.header
+    return published.replace(header=header).with_records(records)
 
 
-def on_machine(record: dict, machine: str | None, header_machine: str | None) -> dict:
+def on_machine(record: CaseRecord, machine: str | None, header_machine: str | None) -> CaseRecord:
     """``record`` naming the machine it ran on where that is not the report header's."""
-    machine = record.get("device_name") or machine
-    record = {k: v for k, v in record.items() if k != "device_name"}
-    return {**record, "device_name": machine} if machine and machine != header_machine else record
+    machine = record.device_name or machine
+    record = record.without("device_name")
+    return record.replace(device_name=machine) if machine and machine != header_machine else record
 
 
-def provenance_of(path: Path, rerun: dict) -> dict:
+def provenance_of(path: Path, rerun: Report) -> Splice:
     """What the report says of a re-run spliced into it: which ops, how many cases, when and where they ran."""
     written = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
-    entry = {"ops": sorted({r["op"] for r in rerun["results"]}), "cases": len(rerun["results"]),
-             "measured": written.strftime("%Y-%m-%dT%H:%M:%SZ"), "duration_s": rerun.get("duration_s")}
-    if rerun.get("device_name"):
-        entry["device_name"] = rerun["device_name"]
-    return entry
+    duration = rerun.header.duration_s
+    return Splice(ops=tuple(sorted({r.op for r in rerun.records})), cases=len(rerun.records),
+                  measured=written.strftime("%Y-%m-%dT%H:%M:%SZ"), duration_s=duration,
+                  device_name=rerun.header.device_name or None,
+                  nulls=frozenset({"duration_s"}) if duration is None else frozenset())
 
 
-def changes(before: dict, after: dict) -> list[str]:
+def changes(before: Report, after: Report) -> list[str]:
     """``OP DTYPE DEVICE: old -> new`` for each case whose status differs."""
-    old = {report.case_of(r): r["status"] for r in before["results"]}
-    return [f"{r['op']} {r['dtype']} {r['device']}: {old[report.case_of(r)]} -> {r['status']}"
-            for r in after["results"] if old.get(report.case_of(r)) != r["status"]]
+    old = before.statuses()
+    return [f"{r.op} {r.dtype} {r.device}: {old[r.case]} -> {r.status}" for r in after.records
+            if old.get(r.case) != r.status]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,20 +95,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("reruns", nargs="*", type=Path)
     args = parser.parse_args(argv)
     try:
-        published = json.loads(args.report.read_text(encoding="utf-8"))
-        reruns = [(path, json.loads(path.read_text(encoding="utf-8"))) for path in args.reruns]
+        published = Report.load(args.report)
+        reruns = [(path, Report.load(path)) for path in args.reruns]
         joined = spliced(published, reruns)
-        declaration = registry.lookup(published["backend"]["name"])
-        named = published.get("expectations")
+        declaration = registry.lookup(published.backend_name)
+        named = published.header.expectations
         expectations = REPO / named if named else (declaration.expectations_path() if declaration else None)
-        final = rejudge.rejudge(joined, declaration, expectations, cached_opset(published["opset"]))
+        final = rejudge.rejudge(joined, declaration, expectations, cached_opset(published.opset))
     except (OSError, ValueError, KeyError, TypeError, LookupError) as err:
         print(f"{args.report}: not spliced: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
-    merge.write(args.report, Report.from_dict(final))  # each record's repro beside the report, as a run or a merge writes it
+    merge.write(args.report, final)  # each record's repro beside the report, as a run or a merge writes it
     changed = changes(published, final)
-    judged = Counter(r["status"] for r in final["results"])
-    print(f"{args.report.name}: {sum(len(r['results']) for _, r in reruns)} cases spliced, "
+    judged = Counter(r.status for r in final.records)
+    print(f"{args.report.name}: {sum(len(r.records) for _, r in reruns)} cases spliced, "
           f"{len(changed)} changed status" + "".join(f"\n  {line}" for line in changed)
           + "\n  now: " + ", ".join(f"{n} {s}" for s, n in judged.most_common()))
     return 0

@@ -35,7 +35,7 @@ def run_merge(args) -> int:
     _not_a_part(out, args.parts)
     pathargs.prepare(files=[out], folders=[out.with_suffix(".repros")])
     merge.write(out, final)
-    print(report.summary_table(final.to_dict()))
+    print(report.summary_table(final))
     print(f"\nmerged {len(args.parts)} parts: {out}")
     return 0 if all(record.clean for record in final.records) else 1
 

@@ -43,6 +43,8 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 
 from opspec.bridge import torch_ops
+from opspec.results import model
+from opspec.results.model import CaseRecord
 from opspec.results.vocabulary import EVIDENCE_SOURCES, EXECUTED, FALLBACK, PASSING_STATUS  # noqa: F401
 
 # how far from the target a program ran the op: a case's repro is the program that showed its level
@@ -83,6 +85,10 @@ class Evidence:
         if self.note:
             entry["note"] = self.note
         return entry
+
+    def as_record(self) -> model.Evidence:
+        """The evidence as a report's record holds it."""
+        return model.Evidence.from_dict(self.as_dict())
 
 
 def judge(op: str, seen: Iterable[Seen]) -> Evidence:
@@ -136,23 +142,26 @@ def static(kind: str, note: str) -> Evidence | None:
     return None
 
 
-def carried(record: dict[str, Any], found: Evidence | None) -> dict[str, Any]:
+def carried(record: CaseRecord, found: Evidence | None) -> CaseRecord:
     """A record from a run that collected no evidence, given what can be known without running it again
     (``found``: the backend's static evidence, or None)."""
-    if "evidence" in record:
+    if record.written("evidence"):
         return upgraded(record)
     found = found or Evidence("unknown", "none", note="recorded before opspec collected execution evidence")
-    return {**record, "evidence": found.as_dict(), "executed": found.executed}
+    return record.replace(evidence=found.as_record(), executed=found.executed)
 
 
-def upgraded(record: dict[str, Any]) -> dict[str, Any]:
-    """A record written before execution levels, in today's terms: ``backend`` was the backend's target."""
-    found = record.get("evidence")
-    if not found or found.get("executed") not in LEGACY_EXECUTED and "backend_ops" not in found:
+def upgraded(record: CaseRecord) -> CaseRecord:
+    """A record written before execution levels, in today's terms: ``backend`` was the backend's target, and the
+    ops it named (``backend_ops``) are the target's."""
+    found = record.evidence
+    if found is None or found.executed not in LEGACY_EXECUTED and "backend_ops" not in found.extra:
         return record
-    found = {("target_ops" if key == "backend_ops" else key): value for key, value in found.items()}
-    found["executed"] = LEGACY_EXECUTED.get(found["executed"], found["executed"])
-    return {**record, "evidence": found, "executed": found["executed"]}
+    target_ops = found.extra.get("backend_ops", found.target_ops)
+    now = found.replace(executed=LEGACY_EXECUTED.get(found.executed, found.executed),
+                        target_ops=None if target_ops is None else tuple(target_ops),
+                        extra={k: v for k, v in found.extra.items() if k != "backend_ops"})
+    return record.replace(evidence=now, executed=now.executed)
 
 
 def _same_op(op: str, ops: set[str]) -> bool:

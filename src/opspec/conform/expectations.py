@@ -15,7 +15,6 @@ import fnmatch
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from packaging.specifiers import SpecifierSet
 
@@ -23,7 +22,7 @@ from opspec.bridge import versions
 from opspec.conform import hardware
 from opspec.conform.cases import Case, op_matches
 from opspec.conform.lowering import shown
-from opspec.results import tally
+from opspec.results import model, tally
 from opspec.results.model import CaseRecord
 from opspec.spec import load, resources, yamlio
 from opspec.spec.load import Finding, OpsetError
@@ -54,17 +53,11 @@ class Expectation:
                 and (not self.hardware or any(fnmatch.fnmatchcase(machine, h) for h in self.hardware
                                               for machine in hardware_name.split(hardware.JOINED))))
 
-    def as_dict(self) -> dict[str, Any]:
-        entry = {"status": self.status, "reason": self.reason, "where": self.where}
-        if self.link:
-            entry["link"] = self.link
-        if self.torch is not None:
-            entry["torch"] = str(self.torch)
-        if self.hardware:
-            entry["hardware"] = list(self.hardware)
-        if self.attribution:
-            entry["attribution"] = self.attribution
-        return entry
+    def as_record(self) -> model.Expectation:
+        """The entry as a case's record names it: its status and reason, where it is, and the limits it has."""
+        return model.Expectation(status=self.status, reason=self.reason, where=self.where, link=self.link or None,
+                                 torch=str(self.torch) if self.torch is not None else None,
+                                 hardware=self.hardware or None, attribution=self.attribution or None)
 
 
 @dataclass(frozen=True)
@@ -103,18 +96,19 @@ def read(path: Path, opset: Opset, torch_version: str | None = None, hardware_na
     data = load.read_checked(path, SCHEMA, "expectations")
     entries, warnings, problems = [], [], []
     names = [op.name for op in opset.active_ops()]
-    for item in data["expectations"]:
-        mark = yamlio.mark_of(item)
+    for yaml_entry in data["expectations"]:  # the file's own entries, not a report's records
+        mark = yamlio.mark_of(yaml_entry)
         try:
-            torch_range = torch_specifier(item["torch"]) if "torch" in item else None
+            torch_range = torch_specifier(yaml_entry["torch"]) if "torch" in yaml_entry else None
         except ValueError as err:
-            problems.append(Finding(yamlio.mark_of(item, "torch", default=mark), f"expectation {item['op']!r}: {err}"))
+            problems.append(Finding(yamlio.mark_of(yaml_entry, "torch", default=mark),
+                                    f"expectation {yaml_entry['op']!r}: {err}"))
             continue
-        entry = Expectation(op=item["op"], status=item["status"], reason=item["reason"],
-                            dtypes=tuple(item.get("dtypes", ())), devices=tuple(item.get("devices", ())),
-                            torch=torch_range, tests=tuple(item.get("tests", ())), link=item.get("link", ""),
-                            hardware=tuple(item.get("hardware", ())),
-                            attribution=item.get("attribution", ""),
+        entry = Expectation(op=yaml_entry["op"], status=yaml_entry["status"], reason=yaml_entry["reason"],
+                            dtypes=tuple(yaml_entry.get("dtypes", ())), devices=tuple(yaml_entry.get("devices", ())),
+                            torch=torch_range, tests=tuple(yaml_entry.get("tests", ())),
+                            link=yaml_entry.get("link", ""), hardware=tuple(yaml_entry.get("hardware", ())),
+                            attribution=yaml_entry.get("attribution", ""),
                             where=f"{shown(Path(mark.path))}:{mark.line}")
         if not any(op_matches(name, entry.op) for name in names):
             warnings.append(f"{entry.where}:{mark.col}: expectation {entry.op!r} matches no op of opset {opset.version}")
@@ -124,42 +118,39 @@ def read(path: Path, opset: Opset, torch_version: str | None = None, hardware_na
     return Expectations(tuple(entries), str(path), tuple(warnings), torch_version or versions.installed(), hardware_name)
 
 
-def apply(record: dict[str, Any], expectation: Expectation | None) -> dict[str, Any]:
-    """The record's final status: an xfail turns a failure into xfail and a pass into xpass (stale)."""
-    record["outcome"] = record["status"]
+def apply(outcome: CaseRecord, expectation: Expectation | None) -> CaseRecord:
+    """The record of a case's outcome with its final status: an xfail turns a failure into xfail and a pass into
+    xpass (stale)."""
+    record = outcome.replace(outcome=outcome.status)
     if expectation is None:
         return record
-    record["expectation"] = expectation.as_dict()
-    if expectation.status == "xfail":
-        record["status"] = "xpass" if record["outcome"] == "pass" else "xfail"
-        if record["status"] == "xpass":
-            record["message"] = f"stale expectation at {expectation.where}: the case passes on {record.get('device', '?')}"
-    return record
+    record = record.replace(expectation=expectation.as_record())
+    if expectation.status != "xfail":
+        return record
+    if record.outcome != "pass":
+        return record.replace(status="xfail")
+    return record.replace(status="xpass",
+                          message=f"stale expectation at {expectation.where}: the case passes on {record.device}")
 
 
-def stale(records: list[dict[str, Any]]) -> list[str]:
-    """One line per (xfail entry, device) with passing cases (``results.tally.stale_expectations``), for records
-    still held as dicts while a run collects them."""
-    return tally.stale_expectations(CaseRecord.from_dict(record) for record in records)
+def stale(records: list[CaseRecord]) -> list[str]:
+    """One line per (xfail entry, device) with passing cases (``results.tally.stale_expectations``)."""
+    return tally.stale_expectations(records)
 
 
-def skipped(case: Case, expectation: Expectation) -> dict[str, Any]:
+def skipped(case: Case, expectation: Expectation) -> CaseRecord:
     """The record of a case an expectation says not to run."""
-    record = {**case.as_dict(), "status": "skip", "outcome": "skip", "message": expectation.reason,
-              "examples": 0, "compiles": 0, "duration_s": 0.0}
-    record["expectation"] = expectation.as_dict()
-    return record
+    return CaseRecord(op=case.op, dtype=case.dtype, device=case.device, status="skip", outcome="skip",
+                      message=expectation.reason, examples=0, compiles=0, duration_s=0.0,
+                      expectation=expectation.as_record())
 
 
-def reapply(record: dict[str, Any], expectation: Expectation | None) -> dict[str, Any]:
+def reapply(record: CaseRecord, expectation: Expectation | None) -> CaseRecord:
     """A record from an earlier run, judged by today's expectations (its raw outcome is kept)."""
-    fresh = {k: v for k, v in record.items() if k != "expectation"}
-    fresh["status"] = record.get("outcome", record["status"])
-    if fresh["status"] == "pass" and record["status"] == "xpass":
-        fresh["message"] = ""
+    fresh = record.without("expectation").replace(status=record.final_outcome)
+    if fresh.status == "pass" and record.status == "xpass":
+        fresh = fresh.replace(message="")
     if expectation is not None and expectation.status == "skip":
-        fresh["expectation"] = expectation.as_dict()
-        fresh["outcome"] = fresh["status"]
-        fresh["status"] = "skip" if fresh["status"] != "pass" else "xpass"
-        return fresh
+        return fresh.replace(expectation=expectation.as_record(), outcome=fresh.status,
+                             status="skip" if fresh.status != "pass" else "xpass")
     return apply(fresh, expectation)

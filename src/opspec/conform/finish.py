@@ -11,7 +11,7 @@ from typing import Iterable
 
 from opspec.conform import lowering as lowering_mod
 from opspec.results import tally
-from opspec.results.model import Case, CaseRecord, Header, Lowering, Report
+from opspec.results.model import Case, CaseRecord, Header, Report
 
 FORMAT = 1
 SCHEMA_URL = "https://opspec.dev/schema/conformance_report.schema.json"
@@ -21,13 +21,9 @@ def finish(header: Header, records: Iterable[CaseRecord], *, order: list[Case], 
            duration_s: float, manifests_dir: Path | None = None, declared: Path | None = None) -> Report:
     position = {case: i for i, case in enumerate(order)}
     records = sorted(records, key=lambda r: position.get(r.case, len(position)))
-    dtypes: dict[str, set[str]] = {}
-    for record in records:
-        dtypes.setdefault(record.op, set()).add(record.dtype)
-    section, lowering_warnings = lowering_mod.for_run(header.to_dict(), [r.op for r in records], manifests_dir,
-                                                      declared, dtypes)
-    lowering = None if section is None else Lowering.from_dict(section)
-    records = [_marked(record, lowering) for record in records]
+    dtypes = lowering_mod.dtypes_of(records)
+    lowering, lowering_warnings = lowering_mod.for_run(header, [r.op for r in records], manifests_dir, declared, dtypes)
+    records = [lowering_mod.marked(record, lowering) for record in records]
     return Report(
         header=header.replace(schema=SCHEMA_URL, duration_s=round(duration_s, 1)),
         records=tuple(records),
@@ -38,11 +34,3 @@ def finish(header: Header, records: Iterable[CaseRecord], *, order: list[Case], 
         lowering=lowering,
         warnings=(*warnings, *lowering_warnings),
     )
-
-
-def _marked(record: CaseRecord, lowering: Lowering | None) -> CaseRecord:
-    """The record with its op's status in the manifest; without a section, without one (a resumed run may carry one)."""
-    if lowering is None:
-        return record.replace(lowering=None, nulls=record.nulls - {"lowering"})
-    entry = lowering.ops[record.op]
-    return record.replace(lowering=(entry.by_dtype or {}).get(record.dtype, entry.status))

@@ -48,6 +48,7 @@ from opspec.testing.strategies import Call
 from opspec.testing.slots import split_tensors
 from opspec.testing.strategies.values import copy_preserving_layout
 from opspec.results import vocabulary
+from opspec.results.model import Functionalization, FunctionalizationRecord
 
 TARGETS = ("input", "intermediate")
 
@@ -313,12 +314,12 @@ def read_findings(path: Path, variants: list[functional_variants.Variant], opset
     entries, notes = [], []
     if data.get("opset", opset.version) != opset.version:
         notes.append(f"{path}:1: findings recorded for opset {data['opset']}, run on {opset.version}")
-    for item in data["findings"]:
-        mark = yamlio.mark_of(item)
-        entry = Finding(variants=tuple(item["variants"]), programs=tuple(item.get("programs", ["*"])),
-                        reason=item["reason"], status=item.get("status", ""), strict=item.get("strict", True),
-                        excluding=tuple(item.get("excluding", ())), link=item.get("link", ""),
-                        where=f"{mark.path}:{mark.line}")
+    for yaml_entry in data["findings"]:  # the findings file's own entries, not a report's records
+        mark = yamlio.mark_of(yaml_entry)
+        entry = Finding(variants=tuple(yaml_entry["variants"]), programs=tuple(yaml_entry.get("programs", ["*"])),
+                        reason=yaml_entry["reason"], status=yaml_entry.get("status", ""),
+                        strict=yaml_entry.get("strict", True), excluding=tuple(yaml_entry.get("excluding", ())),
+                        link=yaml_entry.get("link", ""), where=f"{mark.path}:{mark.line}")
         for glob in (*entry.variants, *entry.excluding):
             if not any(cases_mod.op_matches(v.name, glob) for v in variants):
                 notes.append(f"{mark}: finding {glob!r} matches no in-place or out variant of opset {opset.version}")
@@ -339,21 +340,18 @@ def judge(outcome: str, finding: Finding | None) -> tuple[str, str]:
     return "xfail", ""
 
 
-def rejudge(record: dict[str, Any], findings: Findings) -> dict[str, Any]:
+def rejudge(record: FunctionalizationRecord, findings: Findings) -> FunctionalizationRecord:
     """A record from an earlier run, judged by today's findings (its raw outcome is kept)."""
-    fresh = {k: v for k, v in record.items() if k not in ("finding", "note")}
-    variant = functional_variants.Variant(record["functional"], record["variant"], record["kind"])
-    finding = findings.lookup(Mutation(variant, record["target"], record["view"]))
-    return _judged(fresh, finding)
+    variant = functional_variants.Variant(record.functional, record.variant, record.kind)
+    finding = findings.lookup(Mutation(variant, record.target, record.view))
+    return _judged(record.without("finding", "note"), finding)
 
 
-def _judged(record: dict[str, Any], finding: Finding | None) -> dict[str, Any]:
-    record["status"], note = judge(record["outcome"], finding)
-    if note:
-        record["note"] = note
-    if finding is not None:
-        record["finding"] = finding.as_dict()
-    return record
+def _judged(record: FunctionalizationRecord, finding: Finding | None) -> FunctionalizationRecord:
+    """The record (without a finding or a note) with its status once ``finding`` is applied."""
+    status, note = judge(record.outcome, finding)
+    return record.replace(status=status, note=note or None,
+                          finding=finding.as_dict() if finding is not None else None)
 
 
 def every_output(call: Call) -> Call:
@@ -371,7 +369,7 @@ def every_output(call: Call) -> Call:
 
 
 def run_variant(variant: functional_variants.Variant, opset: Opset, table: dict, findings: Findings, *,
-                device: str, seed: int) -> list[dict[str, Any]]:
+                device: str, seed: int) -> list[FunctionalizationRecord]:
     """One record per mutation of ``variant``."""
     op = opset.ops_by_name[variant.functional]
     dtype = cases_mod.dtypes_for(op, ["float32"])[0]
@@ -403,26 +401,24 @@ def run_variant(variant: functional_variants.Variant, opset: Opset, table: dict,
             else:
                 verdict = Verdict("no-program", draw_error or f"eager refuses the {variant.kind} variant on "
                                                                   f"all {len(calls)} drawn calls")
-            record = {"variant": variant.name, "functional": variant.functional, "kind": variant.kind,
-                      "target": mutation.target, "view": mutation.view, "dtype": dtype, "device": device,
-                      "status": verdict.status, "outcome": verdict.status, "message": verdict.message,
-                      "duration_s": round(time.perf_counter() - started, 3)}
-            if verdict.status not in ("pass", "skip"):
-                record["graph_ops"] = list(verdict.graph_ops)
-            record = _judged(record, findings.lookup(mutation))
-            records.append(record)
+            record = FunctionalizationRecord(
+                variant=variant.name, functional=variant.functional, kind=variant.kind, target=mutation.target,
+                view=mutation.view, dtype=dtype, device=device, status=verdict.status, outcome=verdict.status,
+                message=verdict.message, duration_s=round(time.perf_counter() - started, 3),
+                graph_ops=tuple(verdict.graph_ops) if verdict.status not in ("pass", "skip") else None)
+            records.append(_judged(record, findings.lookup(mutation)))
     return records
 
 
-def summarize(records: list[dict[str, Any]]) -> dict[str, int]:
-    counts = Counter(r["status"] for r in records)
+def summarize(records: list[FunctionalizationRecord]) -> dict[str, int]:
+    counts = Counter(r.status for r in records)
     return {**{status: counts[status] for status in STATUSES}, "programs": len(records),
-            "variants": len({r["variant"] for r in records}), "ops": len({r["functional"] for r in records})}
+            "variants": len({r.variant for r in records}), "ops": len({r.functional for r in records})}
 
 
 def section(opset: Opset, variants: list[functional_variants.Variant], findings: Findings, *, device: str,
-            seed: int, previous: dict[str, Any] | None = None, out: TextIO | None = None,
-            clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
+            seed: int, previous: Functionalization | None = None, out: TextIO | None = None,
+            clock: Callable[[], float] = time.perf_counter) -> Functionalization:
     """Run every variant; the report's ``functionalization`` section.
 
     ``previous``: the section of a resumed report; its programs are judged again by
@@ -430,44 +426,36 @@ def section(opset: Opset, variants: list[functional_variants.Variant], findings:
     """
     out = out or sys.stdout
     started = clock()
-    carried: dict[str, list[dict[str, Any]]] = {}
-    if previous and previous.get("seed") == seed and previous.get("device") == device:
-        for record in previous.get("results", []):
-            carried.setdefault(record["variant"], []).append(rejudge(record, findings))
+    carried: dict[str, list[FunctionalizationRecord]] = {}
+    if previous and previous.seed == seed and previous.device == device:
+        for record in previous.results:
+            carried.setdefault(record.variant, []).append(rejudge(record, findings))
     table = lowering_table(opset)
-    records: list[dict[str, Any]] = []
+    records: list[FunctionalizationRecord] = []
     for index, variant in enumerate(variants, 1):
         mine = carried.get(variant.name) or run_variant(variant, opset, table, findings, device=device, seed=seed)
         records += mine
-        tally = ", ".join(f"{n} {s}" for s, n in Counter(r["status"] for r in mine).most_common())
+        tally = ", ".join(f"{n} {s}" for s, n in Counter(r.status for r in mine).most_common())
         how = "recorded" if variant.name in carried else "ran"
         print(f"[functionalization {index}/{len(variants)}] {variant.id} ({how}): {tally}", file=out, flush=True)
-    duration = sum(r["duration_s"] for r in records)
-    return {
-        "exported_with": EXPORTED_WITH,
-        "findings": findings.path,
-        "device": device,
-        "seed": seed,
-        "calls_per_variant": CALLS,
-        "duration_s": round(max(duration, clock() - started), 1),
-        "summary": summarize(records),
-        "warnings": list(findings.warnings),
-        "results": records,
-    }
+    duration = sum(r.duration_s for r in records)
+    return Functionalization(exported_with=EXPORTED_WITH, findings=findings.path, device=device, seed=seed,
+                             calls_per_variant=CALLS, duration_s=round(max(duration, clock() - started), 1),
+                             summary=summarize(records), warnings=tuple(findings.warnings), results=tuple(records))
 
 
-def summary_lines(section: dict[str, Any]) -> list[str]:
-    s = section["summary"]
+def summary_lines(section: Functionalization) -> list[str]:
+    s = section.summary
     counts = ", ".join(f"{s[status]} {status}" for status in STATUSES if s[status])
     lines = [f"functionalization: {s['programs']} programs of {s['variants']} variants of {s['ops']} ops: {counts}"]
-    bad = [r for r in section["results"] if r["status"] not in CLEAN]
+    bad = [r for r in section.results if r.status not in CLEAN]
     for r in bad[:20]:
-        lines.append(f"  {r['variant'].removeprefix('aten::')}/{r['target']}/{r['view']}: {r['status']}: "
-                     f"{first_line(r.get('note') or r['message'], 160)}")
+        lines.append(f"  {r.variant.removeprefix('aten::')}/{r.target}/{r.view}: {r.status}: "
+                     f"{first_line(r.note or r.message, 160)}")
     if len(bad) > 20:
         lines.append(f"  ... and {len(bad) - 20} more in the report")
     return lines
 
 
-def clean(section: dict[str, Any]) -> bool:
-    return all(r["status"] in CLEAN for r in section["results"])
+def clean(section: Functionalization) -> bool:
+    return all(r.status in CLEAN for r in section.results)

@@ -14,7 +14,7 @@ from pathlib import Path
 from opspec.conform import hardware, lowering
 from opspec.conform.finish import finish
 from opspec.results import tally
-from opspec.results.model import Case, Node, Part, Report, ReportFormatError
+from opspec.results.model import Case, Part, Report, ReportFormatError, as_written
 from opspec.spec import atomic, load
 
 # header fields every part must share: what was tested and how
@@ -57,7 +57,7 @@ def merge(paths: list[Path]) -> tuple[Report, list[str]]:
         for key in SAME:
             mine, theirs = getattr(part.header, key), getattr(first.header, key)
             if mine != theirs:
-                raise MergeError(f"{path} and {first_path} differ in {key}: {_shown(mine)!r} vs {_shown(theirs)!r}")
+                raise MergeError(f"{path} and {first_path} differ in {key}: {as_written(mine)!r} vs {as_written(theirs)!r}")
     _check_shards(parts)
     machines = {part.header.device_name for _, part in parts}
     records, seen = [], {}
@@ -99,11 +99,6 @@ def _applied_manifest(part: Report) -> Path | None:
     """The manifest the part's lowering section applied, where it is found from here (else found by name)."""
     path = Path(part.lowering.manifest) if part.lowering is not None else None
     return path if path is not None and path.is_file() else None
-
-
-def _shown(value):
-    """A header field as the report writes it."""
-    return value.to_dict() if isinstance(value, Node) else list(value) if isinstance(value, tuple) else value
 
 
 def _check_shards(parts: list[tuple[Path, Report]]) -> None:

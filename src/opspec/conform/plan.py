@@ -17,6 +17,7 @@ from opspec.conform.isolation import WorkerError
 from opspec.conform.pool import Pool, default_jobs
 from opspec.conform.lowering import shown
 from opspec.conform.runner import Settings, cached_opset
+from opspec.results.model import Backend, CaseRecord, Functionalization, Header
 
 
 class PlanError(ValueError):
@@ -60,7 +61,7 @@ class Prepared:
     jobs: int = 1
     findings: Any = None  # functionalization findings, with --functionalization
     variants: list = field(default_factory=list)
-    carried_section: dict | None = None  # the resumed report's functionalization section
+    carried_section: Functionalization | None = None  # the resumed report's functionalization section
 
     @property
     def declaration(self) -> backends.Declaration:
@@ -122,7 +123,7 @@ def prepare(request: Request, out: TextIO | None = None) -> Prepared:
 
     dtypes = list(request.dtypes) if request.dtypes is not None else None
     # the worker resolves the backend and fills in its description when it starts
-    head = report.header(backend={"name": request.backend}, device=request.device, opset=opset.version,
+    head = report.header(backend=Backend(name=request.backend), device=request.device, opset=opset.version,
                          seed=request.seed, max_examples=request.max_examples, max_compiles=request.max_compiles,
                          dtypes=dtypes, ops=list(request.ops) or None,
                          expectations=shown(expectation_path) if expectation_path else None, isolate=request.isolate,
@@ -131,9 +132,9 @@ def prepare(request: Request, out: TextIO | None = None) -> Prepared:
     if split is not None:
         costs = shards.costs_for(request.backend)
         planned = split.select(planned, costs)
-        head["shard"] = split.describe(planned, costs)
+        head = head.replace(shard=split.describe(planned, costs))
     jobs = request.jobs or default_jobs()
-    head["jobs"] = jobs
+    head = head.replace(jobs=jobs)
     previous, previous_duration, carried_section = _resumed(request, head)
     plan = suite.Plan(cases=planned, header=head, declaration=declaration,
                       report_path=request.report_path, expectations=expected, previous=previous,
@@ -160,20 +161,20 @@ def _shard(request: Request) -> shards.Shard | None:
         raise PlanError(f"--shard {err}") from None
 
 
-def _resumed(request: Request, head: dict[str, Any]) -> tuple[list, float, dict | None]:
+def _resumed(request: Request, head: Header) -> tuple[list[CaseRecord], float, Functionalization | None]:
     """(records carried over, the time they took, the functionalization section) of ``--resume``."""
     if request.resume is None:
         return [], 0.0, None
     # read before the run: the report being resumed may be the one rewritten
-    carried_section = report.previous_section(request.resume, "functionalization")
+    carried_section = report.previous_functionalization(request.resume)
     try:
         previous_head, previous = report.read_previous(request.resume)
         report.check_compatible(previous_head, head, request.resume)
     except report.ReportError as err:
         raise PlanError(f"--resume {err}") from None
     if request.rerun_failures:
-        previous = [r for r in previous if r.get("outcome", r["status"]) == "pass"]
-    return previous, float(previous_head.get("duration_s") or 0.0), carried_section
+        previous = [r for r in previous if r.final_outcome == "pass"]
+    return previous, float(previous_head.duration_s or 0.0), carried_section
 
 
 def recorded_cases(path: Path, ops, device: str) -> list[cases.Case]:
@@ -201,11 +202,11 @@ def execute(prepared: Prepared, out: TextIO | None = None) -> int:
     plan, repro_dir, log_file = prepared.plan, prepared.repro_dir, prepared.log_file
     executor = Pool(prepared.settings, prepared.timeout, prepared.jobs)
     try:
-        plan.header["backend"] = executor.start()  # the run's only resolution of the backend
+        plan.header = plan.header.replace(backend=Backend.from_dict(executor.start()))  # the run's only resolution
     except WorkerError as err:
         raise PlanError(str(err)) from None
     repro_dir.mkdir(parents=True, exist_ok=True)
-    kept = {report.case_of(r) for r in plan.previous}
+    kept = {r.case for r in plan.previous}
     for case in plan.cases:  # a repro left by an earlier run of a case about to run again is stale
         if case not in kept:
             (repro_dir / f"{case.id}.py").unlink(missing_ok=True)
@@ -219,15 +220,15 @@ def execute(prepared: Prepared, out: TextIO | None = None) -> int:
     code = suite.exit_code(final)
     if prepared.findings is not None:
         section = functionalization.section(cached_opset(prepared.settings.opset), prepared.variants,
-                                            prepared.findings, device=plan.header["device"], seed=plan.header["seed"],
+                                            prepared.findings, device=plan.header.device, seed=plan.header.seed,
                                             previous=prepared.carried_section)
-        final = report.with_section(final, "functionalization", section)
+        final = final.replace(functionalization=section)
         report.write(plan.report_path, final)
         code = code or (0 if functionalization.clean(section) else 1)
     print(file=out)
     print(report.summary_table(final), file=out)
     if prepared.findings is not None:
-        print("\n" + "\n".join(functionalization.summary_lines(final["functionalization"])), file=out)
+        print("\n" + "\n".join(functionalization.summary_lines(final.functionalization)), file=out)
     if not any(repro_dir.iterdir()):
         repro_dir.rmdir()
     parts = Path(f"{log_file}.parts")  # where each case's output was captured while it ran: settled into the log

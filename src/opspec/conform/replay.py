@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -203,8 +204,21 @@ def _opset(version: str):
     return load.load_opset(version)
 
 
-def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, Any]:
-    """{status, message, executed} of the repro's program against its backend, judged as the run judged it."""
+@dataclass(frozen=True)
+class Verdict:
+    """A repro's verdict: the status the run would record for its program, why, and who computed the op."""
+    status: str
+    message: str
+    executed: str
+
+    @classmethod
+    def failed(cls, failure: dict[str, Any], executed: str) -> Verdict:
+        """From a failure as the run's judges return it (a ``status`` and a ``message``)."""
+        return cls(failure["status"], failure["message"], executed)
+
+
+def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> Verdict:
+    """The repro's program against its backend, judged as the run judged it (``case``: the repro's CASE)."""
     opset = _opset(case["opset"])
     op = opset.ops_by_name[case["op"]]
     backend = backends.resolve(case["backend"], opset, dynamic=case.get("dynamic", True))
@@ -222,8 +236,8 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
                                           case.get("row_says"), built_by=built_by)
         found = backend.static_evidence() or evidence.judge(case["op"], seen)
         if failed is not None:
-            return {"status": failed["status"], "message": failed["message"], "executed": found.executed}
-        return {"status": evidence.PASSING_STATUS[found.executed], "message": "", "executed": found.executed}
+            return Verdict.failed(failed, found.executed)
+        return Verdict(evidence.PASSING_STATUS[found.executed], "", found.executed)
     compiled: dict = {}
     with evidence.collecting() as seen:
         if "compiled_for" in case:  # build the program as the run did, for the example it was compiled for
@@ -234,25 +248,24 @@ def verdict(case: dict[str, Any], program: Callable, args, kwargs) -> dict[str, 
         outcome = judge_example(backend, example, op, case["seed"], compiled=compiled, program=program)
     found = backend.static_evidence() or evidence.judge(case["op"], seen)
     if isinstance(outcome, dict):
-        return {"status": outcome["status"], "message": outcome["message"], "executed": found.executed}
-    return {"status": evidence.PASSING_STATUS[found.executed], "message": outcome.message, "executed": found.executed}
+        return Verdict.failed(outcome, found.executed)
+    return Verdict(evidence.PASSING_STATUS[found.executed], outcome.message, found.executed)
 
 
-def _accuracy_verdict(case: dict[str, Any], backend: backends.Backend, program: Callable) -> dict[str, Any]:
+def _accuracy_verdict(case: dict[str, Any], backend: backends.Backend, program: Callable) -> Verdict:
     """The case's accuracy program measured again, judged as the run judged it."""
     contract = contract_compare.contract_for(case["op"], case["dtype"])
     if contract is None:
-        return {"status": "skip", "message": f"{case['op']} has no accuracy contract in {case['dtype']}",
-                "executed": "unknown"}
+        return Verdict("skip", f"{case['op']} has no accuracy contract in {case['dtype']}", "unknown")
     with evidence.collecting() as seen:
         judged = case_accuracy.judge(backend, contract, case["device"], case["seed"],
                                      samples=case["accuracy_samples"], program=program)
     found = backend.static_evidence() or evidence.judge(case["op"], seen)
     if judged.failed is not None:
-        return {"status": judged.failed["status"], "message": judged.failed["message"], "executed": found.executed}
+        return Verdict.failed(judged.failed, found.executed)
     max_ulp = judged.section["max_ulp"]
-    return {"status": evidence.PASSING_STATUS[found.executed], "executed": found.executed,
-            "message": f"within the contract: {max_ulp} ULP at most over {judged.section['inputs']} inputs"}
+    return Verdict(evidence.PASSING_STATUS[found.executed],
+                   f"within the contract: {max_ulp} ULP at most over {judged.section['inputs']} inputs", found.executed)
 
 
 def load_repro(path: str) -> dict[str, Any]:
@@ -264,6 +277,6 @@ def load_repro(path: str) -> dict[str, Any]:
 
 def main(case: dict[str, Any], program: Callable, args, kwargs) -> None:
     result = verdict(case, program, args, kwargs)
-    print(f"{result['status']}: {case['op']} on {case['backend']} (computed by: {result['executed']})"
-          + (f"\n{result['message']}" if result["message"] else ""))
-    sys.exit(0 if result["status"] == "pass" else 1)
+    print(f"{result.status}: {case['op']} on {case['backend']} (computed by: {result.executed})"
+          + (f"\n{result.message}" if result.message else ""))
+    sys.exit(0 if result.status == "pass" else 1)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Mapping
 
 from opspec.conform.cases import Case
+from opspec.results import model
 from opspec.spec import load, resources
 
 SCHEMA = "case_costs.schema.json"
@@ -63,9 +64,9 @@ class Shard:
         shard_of = assign(cases, costs, self.count)
         return [case for case in cases if shard_of[case.op] == self.index]
 
-    def describe(self, selected: list[Case], costs: Costs) -> dict:
+    def describe(self, selected: list[Case], costs: Costs) -> model.Shard:
         """What the report header records: which part, of how many, cut by which table, holding how many cases."""
-        return {"index": self.index, "count": self.count, "costs": costs.digest, "cases": len(selected)}
+        return model.Shard(index=self.index, count=self.count, costs=costs.digest, cases=len(selected))
 
 
 def position(op: str) -> int:

@@ -98,13 +98,18 @@ def case_key(record: CaseRecord) -> str:
     return record.case.name
 
 
+def report_of(data: Any, where: str) -> Report:
+    """A report's JSON read through the model; HistoryError naming ``where`` when it is not one."""
+    try:
+        return Report.from_dict(data)
+    except ReportFormatError as err:
+        raise HistoryError(f"{where}: {err}") from None
+
+
 def from_report(report: Report | Any, where: str, date: str, source: dict[str, str] | None = None) -> Run:
     """The compact form of a conformance report, or of its JSON (``where`` names it in errors)."""
     if not isinstance(report, Report):
-        try:
-            report = Report.from_dict(report)
-        except ReportFormatError as err:
-            raise HistoryError(f"{where}: {err}") from None
+        report = report_of(report, where)
     head = report.header
     missing = [key for key, value in (("backend", head.backend.name), ("device", head.device), ("opset", head.opset),
                                       ("torch", head.torch)) if not isinstance(value, str) or not value]
