@@ -58,11 +58,10 @@ def stages(backend: backends.Backend) -> list[tuple[str, backends.Backend]]:
     return declaration.stages(backend) if declaration is not None and declaration.stages is not None else []
 
 
-def attribute(record: dict, backend: backends.Backend, reproduces: Callable[[str, backends.Backend], str | None],
-              own_rule: bool = False) -> Blame:
-    """Who failed, for a record that did not pass; ``reproduces(layer, reference)`` is the reference's non-pass
-    status, or None where it passes."""
-    status, message = record["status"], record.get("message", "")
+def attribute(status: str, message: str, backend: backends.Backend,
+              reproduces: Callable[[str, backends.Backend], str | None], own_rule: bool = False) -> Blame:
+    """Who failed, for a case whose result did not pass (its status and message); ``reproduces(layer, reference)``
+    is the reference's non-pass status, or None where it passes."""
     if message.startswith(INTERNAL):
         return Blame("opspec", "harness", "the harness raised")
     if status == "skip":

@@ -2,7 +2,7 @@
 
 The worker is forked from a forkserver that has torch and opspec imported, so a
 replacement after a crash starts in well under a second. The parent sends one
-case at a time and waits ``timeout`` seconds for its record: a worker that dies
+case at a time and waits ``timeout`` seconds for its result: a worker that dies
 gives ``crash`` (with the signal), one that does not answer is killed (with the
 process group it leads, compile helpers included) and gives ``timeout``.
 
@@ -16,14 +16,14 @@ in a process that has seen only clean cases.
 
 Inside a case the same holds once more: a failing case runs a second time in a fresh worker
 *alone*: every drawn example and row in a program of its own, its repro written before it
-runs. That run's record is the one kept: the first unit that fails by itself, in a process
+runs. That run's result is the one kept: the first unit that fails by itself, in a process
 nothing failed in before, whose repro replays it (a crash's repro is the row or example that
 crashed). Where the first run said otherwise (a program shared by several rows failed), the
-record keeps it as ``first_run``.
+result keeps it as ``first_run``.
 
 A timeout runs a second time too, as it ran (alone it would compile more and take longer),
 in a fresh worker: a case that only ran out of time while other workers' cases shared the
-cores is not a hang. The second run's record is kept, the timeout as its ``first_run``; a
+cores is not a hang. The second run's result is kept, the timeout as its ``first_run``; a
 real hang costs its limit twice.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Any
 from opspec.conform import attribution, torch_logs
 from opspec.conform.backends import UnknownBackend
 from opspec.conform.cases import Case
-from opspec.conform.runner import TAINTED, WARM_OPSET, CaseRunner, Settings
+from opspec.conform.runner import TAINTED, WARM_OPSET, CaseRunner, Result, Settings
 
 STARTUP_TIMEOUT_S = 300.0  # importing torch and resolving the backend, on a loaded machine
 # a worker's raw outcomes after which it is not trusted with another case (a clean one leaves it in use)
@@ -106,27 +106,27 @@ def _serve(connection, settings: Settings) -> None:
         if message is None:
             return
         if isinstance(message, tuple) and message[0] == "alone":  # ("alone", case, suspect): a failure confirmed
-            connection.send(("record", _captured_run(runner, Case(**message[1]), True, settings, message[2])))
+            connection.send(("result", _captured_run(runner, Case(**message[1]), True, settings, message[2])))
             continue
-        if isinstance(message, tuple):  # ("attribute", case, record, repro): a lost case's example, re-checked
-            _, case, record, repro = message
-            blame = runner.attribute_lost(Case(**case), record, repro,
+        if isinstance(message, tuple):  # ("attribute", case, result, repro): a lost case's example, re-checked
+            _, case, result, repro = message
+            blame = runner.attribute_lost(Case(**case), result, repro,
                                           lambda layer, name: connection.send(("layer", (layer, name))))
             connection.send(("blame", blame))
             continue
-        connection.send(("record", _captured_run(runner, Case(**message), False, settings)))
+        connection.send(("result", _captured_run(runner, Case(**message), False, settings)))
 
 
 def _captured_run(runner: CaseRunner, case: Case, alone: bool, settings: Settings,
-                  suspect: str | None = None) -> dict[str, Any]:
-    """The case's record, what it printed captured, bounded and appended to the log (torch_logs.settle)."""
+                  suspect: str | None = None) -> Result:
+    """The case's result, what it printed captured, bounded and appended to the log (torch_logs.settle)."""
     if not settings.log_file:
         return runner.run(case, alone=alone, suspect=suspect)
     part = torch_logs.part_path(settings.log_file, case.id)
     with torch_logs.captured(part, settings.log_file):
-        record = runner.run(case, alone=alone, suspect=suspect)
+        result = runner.run(case, alone=alone, suspect=suspect)
     settled = torch_logs.settle(part, settings.log_file, f"{case.op} {case.dtype} {case.device}")
-    return with_log(record, settled)
+    return with_log(result, settled)
 
 
 # dynamo names each symbolic size s0, s1, ... in the order a process creates them: the same failure printed in
@@ -145,25 +145,25 @@ def _steady(line: str) -> str:
     return _SIZES.sub(lambda sizes: "size=(" + _SYMBOL.sub("s?", sizes.group(1)) + ")", line)
 
 
-def with_log(record: dict[str, Any], settled: torch_logs.Settled) -> dict[str, Any]:
-    """The record with what its case printed: the amount and what was cut, and for a failure the first lines,
-    in the record and at the head of its repro, where whoever replays it reads them."""
+def with_log(result: Result, settled: torch_logs.Settled) -> Result:
+    """The result with what its case printed: the amount and what was cut, and for a failure the first lines,
+    in the result and at the head of its repro, where whoever replays it reads them."""
     if settled.bytes:
-        record["log"] = settled.as_dict()
-    if record.get("status") in REPLACE_AFTER and (settled.head or record.get("diagnostic")):
+        result["log"] = settled.as_dict()
+    if result.get("status") in REPLACE_AFTER and (settled.head or result.get("diagnostic")):
         # what the error carried after its first line, then what the backend printed
-        record["diagnostic"] = [_steady(line) for line in (*record.get("diagnostic", ()), *settled.head)]
-        if record.get("repro"):
-            lines = record["repro"].split("\n")
-            comment = [DIAGNOSTIC_HEADER, *(f"#   {line}" for line in record["diagnostic"])]
-            record["repro"] = "\n".join([lines[0], *comment, *lines[1:]])
-            if record.get("repro_file") and Path(record["repro_file"]).is_file():
-                Path(record["repro_file"]).write_text(record["repro"], encoding="utf-8")
-    return record
+        result["diagnostic"] = [_steady(line) for line in (*result.get("diagnostic", ()), *settled.head)]
+        if result.get("repro"):
+            lines = result["repro"].split("\n")
+            comment = [DIAGNOSTIC_HEADER, *(f"#   {line}" for line in result["diagnostic"])]
+            result["repro"] = "\n".join([lines[0], *comment, *lines[1:]])
+            if result.get("repro_file") and Path(result["repro_file"]).is_file():
+                Path(result["repro_file"]).write_text(result["repro"], encoding="utf-8")
+    return result
 
 
 class Isolated:
-    """Runs cases in a worker; ``run`` always returns a record, whatever happens to the worker."""
+    """Runs cases in a worker; ``run`` always returns a result, whatever happens to the worker."""
 
     def __init__(self, settings: Settings, timeout: float | None):
         self.settings = settings
@@ -200,30 +200,30 @@ class Isolated:
             raise WorkerError(payload)
         self.description = payload
 
-    def run(self, case: Case) -> dict[str, Any]:
-        record = self._run(case, alone=False)
+    def run(self, case: Case) -> Result:
+        result = self._run(case, alone=False)
         timed_out = None
-        if record["status"] == "timeout":  # lost to the cores' other work, or a hang: once more, as it ran
-            timed_out = {"status": record["status"], "message": record.get("message", "")}
-            record = self._again(case, record, alone=False)
-            if record["status"] == "timeout":
-                return record
-        if record["status"] not in CONFIRM or record.get("message", "").startswith("device fault"):
+        if result["status"] == "timeout":  # lost to the cores' other work, or a hang: once more, as it ran
+            timed_out = {"status": result["status"], "message": result.get("message", "")}
+            result = self._again(case, result, alone=False)
+            if result["status"] == "timeout":
+                return result
+        if result["status"] not in CONFIRM or result.get("message", "").startswith("device fault"):
             # a device fault is replayed nowhere: the device, not the case, decided it
-            return {**record, "first_run": timed_out} if timed_out else record
-        first = {"status": record["status"], "message": record.get("message", "")}
-        record = self._again(case, record, alone=True, suspect=(record.get("special_case") or {}).get("row"))
-        if timed_out or (record["status"], record.get("message", "")) != (first["status"], first["message"]):
-            record["first_run"] = timed_out or first
-        return record
+            return {**result, "first_run": timed_out} if timed_out else result
+        first = {"status": result["status"], "message": result.get("message", "")}
+        result = self._again(case, result, alone=True, suspect=(result.get("special_case") or {}).get("row"))
+        if timed_out or (result["status"], result.get("message", "")) != (first["status"], first["message"]):
+            result["first_run"] = timed_out or first
+        return result
 
-    def _again(self, case: Case, before: dict[str, Any], alone: bool, suspect: str | None = None) -> dict[str, Any]:
-        """The case run once more in a fresh worker, the time of both runs on its record."""
-        record = self._run(case, alone=alone, suspect=suspect)
-        record["duration_s"] = round(before.get("duration_s", 0.0) + record.get("duration_s", 0.0), 3)
-        return record
+    def _again(self, case: Case, before: Result, alone: bool, suspect: str | None = None) -> Result:
+        """The case run once more in a fresh worker, the time of both runs on its result."""
+        result = self._run(case, alone=alone, suspect=suspect)
+        result["duration_s"] = round(before.get("duration_s", 0.0) + result.get("duration_s", 0.0), 3)
+        return result
 
-    def _run(self, case: Case, alone: bool, suspect: str | None = None) -> dict[str, Any]:
+    def _run(self, case: Case, alone: bool, suspect: str | None = None) -> Result:
         if self.process is None:
             self._start()
         started = time.perf_counter()
@@ -234,18 +234,18 @@ class Isolated:
         elapsed = round(time.perf_counter() - started, 3)
         if ready:
             try:
-                kind, record = self.connection.recv()
+                kind, result = self.connection.recv()
             except (EOFError, ConnectionError):
                 code = self._reap()
                 return self._settled(self._lost(case, "crash", f"worker died: {_exit_reason(code)}", elapsed,
                                                 attribute=alone), case, part, cut)
-            if cut and "log" in record:  # the parent cut a runaway capture the worker then settled
-                record["log"]["bytes"] += cut
-                record["log"]["cut_bytes"] += cut
-            if record.pop(TAINTED, False) or record.get("status") in REPLACE_AFTER:
+            if cut and "log" in result:  # the parent cut a runaway capture the worker then settled
+                result["log"]["bytes"] += cut
+                result["log"]["cut_bytes"] += cut
+            if result.pop(TAINTED, False) or result.get("status") in REPLACE_AFTER:
                 self._kill()  # the next case gets a process no failure has touched
                 self.restarts += 1
-            return record
+            return result
         self._kill()
         return self._settled(self._lost(case, "timeout", f"no result within {self.timeout:g}s; worker killed", elapsed),
                              case, part, cut)
@@ -264,38 +264,38 @@ class Isolated:
             if part is not None:
                 cut += torch_logs.rein_in(part)
 
-    def _settled(self, record: dict[str, Any], case: Case, part: Path | None, cut: int) -> dict[str, Any]:
+    def _settled(self, result: Result, case: Case, part: Path | None, cut: int) -> Result:
         """A lost case's capture, which its worker did not live to settle, settled here."""
         if part is None or not (part.exists() or part.with_suffix(".head").exists()):
-            return record
+            return result
         settled = torch_logs.settle(part, self.settings.log_file, f"{case.op} {case.dtype} {case.device}", cut)
-        return with_log(record, settled)
+        return with_log(result, settled)
 
-    def _lost(self, case: Case, status: str, message: str, elapsed: float, attribute: bool = True) -> dict[str, Any]:
+    def _lost(self, case: Case, status: str, message: str, elapsed: float, attribute: bool = True) -> Result:
         self.restarts += 1
-        record = {**case.as_dict(), "status": status, "message": message, "examples": 0, "compiles": 0,
+        result = {**case.as_dict(), "status": status, "message": message, "examples": 0, "compiles": 0,
                   "duration_s": elapsed, **attribution.unchecked(status).as_dict(),
                   "evidence": {"executed": "unknown", "source": "none", "note": f"the worker was lost ({status})"},
                   "executed": "unknown"}
         if self.settings.repro_dir:  # the worker wrote the example it was running before it ran it
             repro = Path(self.settings.repro_dir) / f"{case.id}.py"
             if repro.is_file():
-                record["repro"] = repro.read_text(encoding="utf-8")
-                record["repro_file"] = str(repro)
-                record.update(decided_by(record["repro"]))
+                result["repro"] = repro.read_text(encoding="utf-8")
+                result["repro_file"] = str(repro)
+                result.update(decided_by(result["repro"]))
                 if attribute:  # a first run's crash is run again alone, which attributes it
-                    record.update(self._attribute(case, record, repro))
-        return record
+                    result.update(self._attribute(case, result, repro))
+        return result
 
-    def _attribute(self, case: Case, record: dict[str, Any], repro: Path) -> dict[str, str]:
+    def _attribute(self, case: Case, result: Result, repro: Path) -> dict[str, str]:
         """Run the lost case's example through the reference layers in a fresh worker; one that dies there too
         puts the blame on that layer of the front end."""
         try:
             self._start()
         except WorkerError:
-            return attribution.unchecked(record["status"]).as_dict()
+            return attribution.unchecked(result["status"]).as_dict()
         assert self.connection is not None
-        self.connection.send(("attribute", case.as_dict(), {k: record[k] for k in ("status", "message")}, str(repro)))
+        self.connection.send(("attribute", case.as_dict(), {k: result[k] for k in ("status", "message")}, str(repro)))
         layer = None
         while True:
             try:
@@ -313,7 +313,7 @@ class Isolated:
                 return payload
             layer = payload
         if layer is None:
-            return attribution.unchecked(record["status"]).as_dict()
+            return attribution.unchecked(result["status"]).as_dict()
         return attribution.Blame("frontend", layer[0], f"{layer[1]} ends in a {lost} too").as_dict()
 
     def _reap(self) -> int | None:

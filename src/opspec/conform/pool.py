@@ -35,7 +35,8 @@ def default_jobs() -> int:
 
 
 class Pool:
-    """``jobs`` workers; :meth:`run` yields ``(case, record)`` as each case finishes."""
+    """``jobs`` workers; :meth:`run` yields ``(case, result)`` as each case finishes (what ``job`` made of the
+    worker's result)."""
 
     def __init__(self, settings: Settings, timeout: float | None, jobs: int):
         if jobs < 1:

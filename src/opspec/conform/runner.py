@@ -80,7 +80,10 @@ class Settings:
 
 
 WARM_OPSET = "OPSPEC_WARM_OPSET"  # the opset version the workers' forkserver preloads
-TAINTED = "_worker_tainted"  # a record's mark for its worker's parent, taken off before the record is kept
+TAINTED = "_worker_tainted"  # a result's mark for its worker's parent, taken off before the result is kept
+# A case's result as the worker sends it back: the fields of its record before expectations are applied. Plain data,
+# so it crosses the pipe; the suite reads it as a CaseRecord (results.model) and conform.expectations judges it.
+Result = dict[str, Any]
 
 
 @functools.lru_cache(maxsize=None)
@@ -97,10 +100,10 @@ class CaseRunner:
         if settings.log_file:  # the worker points stderr at the log, or at the running case's capture
             torch_logs.to_stderr()
 
-    def run(self, case: Case, alone: bool = False, suspect: str | None = None) -> dict[str, Any]:
-        """The case's record. ``alone``: nothing shares a program (no rows riding on a drawn program, no rows
+    def run(self, case: Case, alone: bool = False, suspect: str | None = None) -> Result:
+        """The case's result. ``alone``: nothing shares a program (no rows riding on a drawn program, no rows
         batched or run together), and the repro of each drawn example and row is written before it runs: the
-        run that confirms a failure, so its record is the first unit that fails on its own, replayable alone.
+        run that confirms a failure, so its result is the first unit that fails on its own, replayable alone.
         ``suspect``: the row the first run failed on, tried first among the rows (one compile, where it fails
         again, instead of one per row before it)."""
         started = time.perf_counter()
@@ -116,44 +119,44 @@ class CaseRunner:
         # back to PyTorch) is not watched: what its programs show would only send calls to run again on their own
         with (contextlib.nullcontext(None) if static is not None else evidence.collecting()) as seen:
             try:
-                record = self._run(case, seen)
+                result = self._run(case, seen)
             except kernel_errors.DeviceFault as err:
-                record = {"status": "crash", "message": f"{err}; the worker is replaced"}
+                result = {"status": "crash", "message": f"{err}; the worker is replaced"}
             except Exception as err:  # a suite bug must cost one case, not the run
-                record = {"status": "run-error", "message": f"{attribution.INTERNAL}: {type(err).__name__}: {err}"}
+                result = {"status": "run-error", "message": f"{attribution.INTERNAL}: {type(err).__name__}: {err}"}
                 if kernel_errors.mentions_device_fault(err):
-                    record = {"status": "crash", "message": f"device fault: {kernel_errors.first_line(err)}; the worker is replaced"}
-            if record["status"] in ("compile-error", "run-error") and device_fault(record.get("message", "")):
-                record = {**record, "status": "crash", "message": f"device fault: {record['message']}; the worker is replaced"}
-        record.setdefault("message", "")
-        record.update(case.as_dict())
-        record["compiles"] = self.backend.compiles - compiles_before
-        record["handed_ops"] = sorted(self.backend.handed)
+                    result = {"status": "crash", "message": f"device fault: {kernel_errors.first_line(err)}; the worker is replaced"}
+            if result["status"] in ("compile-error", "run-error") and device_fault(result.get("message", "")):
+                result = {**result, "status": "crash", "message": f"device fault: {result['message']}; the worker is replaced"}
+        result.setdefault("message", "")
+        result.update(case.as_dict())
+        result["compiles"] = self.backend.compiles - compiles_before
+        result["handed_ops"] = sorted(self.backend.handed)
         found = static or evidence.judge(case.op, seen)
-        record["evidence"] = found.as_dict()
-        record["executed"] = found.executed
-        if record["status"] == "pass":
-            record["status"] = evidence.PASSING_STATUS[found.executed]
-            if record["status"] == "pass":
-                record.pop("repro", None)
+        result["evidence"] = found.as_dict()
+        result["executed"] = found.executed
+        if result["status"] == "pass":
+            result["status"] = evidence.PASSING_STATUS[found.executed]
+            if result["status"] == "pass":
+                result.pop("repro", None)
             else:  # a right answer the target did not compute: the repro shows it
-                record["message"] = right_answer_message(found, self.backend.declaration)
+                result["message"] = right_answer_message(found, self.backend.declaration)
                 repro_file = self._repro_file(case)
                 if repro_file is not None:
-                    atomic.write_text(repro_file, record["repro"])
-                    record["repro_file"] = str(repro_file)
-        if record["status"] == "crash":  # a device fault: replaying on a poisoned device proves nothing
-            record.update(attribution.device_fault().as_dict())
-        elif record["status"] not in PASSING:
-            record.update(self._blame(case, record).as_dict())
+                    atomic.write_text(repro_file, result["repro"])
+                    result["repro_file"] = str(repro_file)
+        if result["status"] == "crash":  # a device fault: replaying on a poisoned device proves nothing
+            result.update(attribution.device_fault().as_dict())
+        elif result["status"] not in PASSING:
+            result.update(self._blame(case, result).as_dict())
         if self.backend.delegated:
-            record["delegated_ops"] = sorted(self.backend.delegated)
+            result["delegated_ops"] = sorted(self.backend.delegated)
         if special_rows.swallowed[0] != swallowed:  # a shared program failed and was set aside: the process may
-            record[TAINTED] = True                  # carry that failure, so it takes no further case
-        record["duration_s"] = round(time.perf_counter() - started, 3)
-        return record
+            result[TAINTED] = True                  # carry that failure, so it takes no further case
+        result["duration_s"] = round(time.perf_counter() - started, 3)
+        return result
 
-    def _blame(self, case: Case, record: dict[str, Any],
+    def _blame(self, case: Case, result: Result,
                announce: Callable[[str, str], None] = lambda layer, name: None) -> attribution.Blame:
         failing = self.failing
         rule = self.opset.rules_by_op.get(case.op)
@@ -170,7 +173,7 @@ class CaseRunner:
             op, seed = self.opset.ops_by_name[case.op], case.seed(self.settings.seed)
             example, built_by = failing
             compiled: dict = {}
-            row = record.get("special_case")
+            row = result.get("special_case")
             try:
                 if row is not None:  # a special-case row: the layer is held to the row, as the backend was
                     failed = special_rows.failure(reference, example, row["row"], row["dtype"], row.get("says"),
@@ -185,11 +188,12 @@ class CaseRunner:
             return outcome["status"] if isinstance(outcome, dict) else None
 
         try:
-            return attribution.attribute(record, self.backend, reproduces, own_rule)
-        except Exception as err:  # noqa: BLE001 - attribution must not cost the record
+            return attribution.attribute(result["status"], result.get("message", ""), self.backend, reproduces,
+                                         own_rule)
+        except Exception as err:  # noqa: BLE001 - attribution must not cost the result
             return attribution.Blame("opspec", "harness", f"attribution raised {type(err).__name__}: {err}")
 
-    def attribute_lost(self, case: Case, record: dict[str, Any], repro: str,
+    def attribute_lost(self, case: Case, result: Result, repro: str,
                        announce: Callable[[str, str], None]) -> dict[str, str]:
         """Who failed, for a case whose worker died: its repro's example through the reference layers.
         ``announce(layer, reference)`` is called before each, so a parent that loses this worker too knows where."""
@@ -198,16 +202,16 @@ class CaseRunner:
         loaded = replay.load_repro(repro)
         if "accuracy_samples" in loaded["CASE"]:  # the worker died in the case's accuracy program
             self.failing_accuracy = contract_compare.contract_for(case.op, case.dtype)
-            return self._blame(case, record, announce).as_dict()
+            return self._blame(case, result, announce).as_dict()
         example = cases.Example.of(Call(case.op, tuple(loaded["args"]), dict(loaded["kwargs"])))
         built_by = example
         if "compiled_for" in loaded["CASE"]:
             first_args, first_kwargs = loaded["CASE"]["compiled_for"]
             built_by = cases.Example.of(Call(case.op, tuple(first_args), dict(first_kwargs)))
         self.failing, self.failing_accuracy = (example, built_by), None
-        return self._blame(case, record, announce).as_dict()
+        return self._blame(case, result, announce).as_dict()
 
-    def _run(self, case: Case, seen: list | None = None) -> dict[str, Any]:
+    def _run(self, case: Case, seen: list | None = None) -> Result:
         op = self.opset.ops_by_name[case.op]
         absence = versions.op_absence(op)
         if absence:  # the installed torch lacks the op (or the schema the opset records)
@@ -321,21 +325,21 @@ class CaseRunner:
                 return accuracy.failed
         if repro_file is not None:
             repro_file.unlink(missing_ok=True)
-        # a repro stays with the record should the evidence make the case less than a pass: the program that showed it
-        record = {"status": "pass", "examples": len(verdicts), "repro": level_repro or source}
-        record.update(replay.metrics(verdicts))
-        record["property_checked"] = checker is not None
+        # a repro stays with the result should the evidence make the case less than a pass: the program that showed it
+        result = {"status": "pass", "examples": len(verdicts), "repro": level_repro or source}
+        result.update(replay.metrics(verdicts))
+        result["property_checked"] = checker is not None
         if rows is not None:
-            record["special_cases"] = rows
+            result["special_cases"] = rows
         if accuracy is not None:
-            record["accuracy"] = accuracy.section
-        return record
+            result["accuracy"] = accuracy.section
+        return result
 
     def _accuracy(self, contract: UlpContract, case: Case, seed: int,
                   verdicts: list[compare.Comparison], seen: list | None,
                   repro_file: Path | None) -> case_accuracy.Verdict:
         """The case's accuracy program through the backend (case_accuracy); a verdict that does not pass is a
-        finished record with its repro. What its program shows of who computed the op is recorded beside the
+        finished result with its repro. What its program shows of who computed the op is recorded beside the
         measurement and set aside: the drawn calls say who computed the case, as they did before."""
         if repro_file is not None:  # before it runs: a crash leaves the program that caused it
             atomic.write_text(repro_file, self.accuracy_repro(case, seed, None))
@@ -391,5 +395,5 @@ def recorded_calls(path: str, case: Case) -> list:
 
 
 def device_fault(message: str) -> bool:
-    """A record's message that says the device context is poisoned (see kernel_errors.DEVICE_FAULTS)."""
+    """A result's message that says the device context is poisoned (see kernel_errors.DEVICE_FAULTS)."""
     return any(pattern in message for pattern in kernel_errors.DEVICE_FAULTS)
