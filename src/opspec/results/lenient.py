@@ -12,7 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from opspec.results.model import CaseRecord, Functionalization, Header, Lowering, Node, Report, ReportFormatError, RootCause
+from opspec.results.model import (
+    CaseRecord,
+    Functionalization,
+    Header,
+    Lowering,
+    Node,
+    Report,
+    ReportFormatError,
+    RootCause,
+)
 
 LIST_KEYS = ("results", "cases", "tests", "records")  # where other tools keep their list of cases
 OP_KEYS = ("op", "operator", "name")

@@ -26,7 +26,7 @@ def _read_json(path: Path) -> dict:
 
 
 def _fallback_repros(report_path: Path) -> dict[str, str]:
-    """op -> the repro of a case of the op that PyTorch ran, from the backend's conformance report (none without one)."""
+    """op -> the repro of a case of the op PyTorch ran, from the backend's conformance report (none without one)."""
     if not report_path.is_file():
         return {}
     return {r.op: r.repro or "" for r in Report.load(report_path).records if r.executed in ("pytorch", "partial")}
