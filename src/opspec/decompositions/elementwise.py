@@ -105,7 +105,9 @@ def pow_Scalar(self, exponent: torch.Tensor) -> torch.Tensor:
     """Scalar base raised to a tensor: a 0-dim base tensor and pow.Tensor_Tensor."""
     out_dtype = torch.result_type(self, exponent)
     if out_dtype == torch.bool:
-        out_dtype = torch.int64  # BOOL_TO_LONG promotion, as eager pow
+        if isinstance(self, bool):  # a bool base to a bool exponent tensor: eager has no bool pow kernel
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        out_dtype = torch.int64  # a number base to a bool exponent: BOOL_TO_LONG promotion, as eager pow
     base = aten.scalar_tensor.default(self, dtype=out_dtype, device=exponent.device)
     return aten.pow.Tensor_Tensor(base, cast(exponent, out_dtype))
 
