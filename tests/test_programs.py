@@ -125,8 +125,8 @@ def test_a_deprecation_upgrader_rewrites_calls_to_the_replacement(tmp_path, caps
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     proposal = (ROOT / "proposals" / "0003-add-bitwise-shifts-to-the-core-set.md").read_text()
     front, _, body = proposal.partition("\n---\n")
-    (root / "proposals" / "0014-deprecate-mul-scalar.md").write_text("""---
-id: 14
+    (root / "proposals" / "0015-deprecate-mul-scalar.md").write_text("""---
+id: 15
 title: Deprecate mul.Scalar in favour of mul.Tensor
 authors: [Ada Lovelace]
 type: deprecate-op
@@ -135,7 +135,7 @@ created: '2026-12-01'
 updated: '2026-12-02'
 discussion: null
 resolution: Accepted at the review of the test.
-target_version: '2027.02'
+target_version: '2027.03'
 decision:
   date: '2026-12-02'
   reviewers: [Ada Lovelace]
@@ -150,7 +150,7 @@ changes:
       arguments: {self: self, other: other}
 ---
 """ + body)
-    assert cli("release", "2027.02", "--root", root, "--date", "2026-12-02", "--retarget", "2027.03") == 0, capsys.readouterr().err
+    assert cli("release", "2027.03", "--root", root, "--date", "2026-12-02", "--retarget", "2027.04") == 0, capsys.readouterr().err
     monkeypatch.setattr(resources, "opset_root", lambda: root / "opset")
 
     class Scale(torch.nn.Module):
@@ -159,13 +159,13 @@ changes:
 
     program = export_to(tmp_path / "scale.pt2", Scale(), (torch.randn(4),), "2026.12")
     capsys.readouterr()
-    assert cli("check-program", program, "--opset", "2027.02") == 0
+    assert cli("check-program", program, "--opset", "2027.03") == 0
     out = capsys.readouterr().out
-    assert "aten::mul.Scalar (1 call): deprecated: deprecated in 2027.02; removed in 2027.08 at the earliest" in out
-    assert cli("upgrade", program, "--to", "2027.02", "--proposals", root / "proposals") == 0, capsys.readouterr().err
+    assert "aten::mul.Scalar (1 call): deprecated: deprecated in 2027.03; removed in 2027.09 at the earliest" in out
+    assert cli("upgrade", program, "--to", "2027.03", "--proposals", root / "proposals") == 0, capsys.readouterr().err
     out = capsys.readouterr().out
-    assert "applied: aten::mul.Scalar -> aten::mul.Tensor (upgrader of proposal 0014 (2027.02))" in out
-    assert cli("check-program", tmp_path / "scale.2027.02.pt2", "--opset", "2027.02", "--format", "json") == 0
+    assert "applied: aten::mul.Scalar -> aten::mul.Tensor (upgrader of proposal 0015 (2027.03))" in out
+    assert cli("check-program", tmp_path / "scale.2027.03.pt2", "--opset", "2027.03", "--format", "json") == 0
     kinds = {op["op"]: op["kind"] for op in json.loads(capsys.readouterr().out)["ops"]}
     assert "aten::mul.Scalar" not in kinds and kinds["aten::mul.Tensor"] == "core"
 

@@ -31,8 +31,9 @@ def elu_review(self, alpha=1, scale=1, input_scale=1):
 
 
 def elu_correct(self, alpha=1, scale=1, input_scale=1):
-    """What elu means: scale * x above 0, scale * alpha * (exp(input_scale * x) - 1) below."""
-    return torch.where(self > 0, self * scale, torch.expm1(self * input_scale) * alpha * scale)
+    """What elu means: scale * x above 0, scale * alpha * (exp(input_scale * x) - 1) below; a zero keeps its sign
+    whatever alpha's (pointwise-unary.yaml#elu-signed-zero-negative-alpha)."""
+    return torch.where(self >= 0, self * scale, torch.expm1(self * input_scale) * alpha * scale)
 
 
 @pytest.fixture(scope="module")

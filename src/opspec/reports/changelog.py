@@ -61,10 +61,14 @@ def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tupl
     errata = tuple(errata)
 
     def corrected_only(kind: str, name: str, before, after) -> str | None:
-        """Where the entry changed by its errata alone: the errata's places, for the changelog line."""
+        """Where the entry changed by the errata the release applied alone: the errata of the old version that do not
+        name the new one (an erratum naming both was published after the release), for the changelog line."""
         applied = errata_mod.for_entry(errata, old.version, kind, name) if old else {}
-        if applied and errata_mod.with_corrections(before.raw, applied) == dict(after.raw):
-            return ", ".join(f"{field} ({', '.join(e.where for e in found)})" for field, found in sorted(applied.items()))
+        later = errata_mod.for_entry(errata, new.version, kind, name)
+        taken = {field: [e for e in found if e not in later.get(field, ())] for field, found in applied.items()}
+        taken = {field: found for field, found in taken.items() if found}
+        if taken and errata_mod.with_corrections(before.raw, taken) == dict(after.raw):
+            return ", ".join(f"{field} ({', '.join(e.where for e in found)})" for field, found in sorted(taken.items()))
         return None
     old_ops: dict[str, CoreOp] = old.ops_by_name if old else {}
     old_rules: dict[str, DecompositionRule] = old.rules_by_op if old else {}
