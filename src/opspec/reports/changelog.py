@@ -109,8 +109,8 @@ def diff(old: Opset | None, new: Opset, attributions: dict[tuple[str, str], tupl
         before = old_rules.get(name)
         if before is None:
             add("rule-added", name, _rule_detail(rule), _new_ids((), rule.proposals))
-        elif corrected_only("rule", name, before, rule):
-            add("corrected", name, f"rule: {corrected_only('rule', name, before, rule)}", ())
+        elif fixed := corrected_only("rule", name, before, rule):
+            add("corrected", name, f"rule: {fixed}", ())
         elif any(getattr(rule, f) != getattr(before, f) for f in RULE_FIELDS):
             add("rule-changed", name, _rule_detail(rule), _new_ids(before.proposals, rule.proposals))
     for name, before in sorted(old_rules.items()):
