@@ -331,6 +331,7 @@ class CaseRecord(Node):
     max_rel_error: float | None = None
     kernel_error: float | None = None
     tolerance: tuple[float, float] | None = None  # (rtol, atol)
+    flushed: int | None = None  # subnormals only the opset's subnormal policy let pass
     special_cases: SpecialCases | None = nested("one", SpecialCases, default=None)
     special_case: SpecialCase | None = nested("one", SpecialCase, default=None)
     decided_by: str | None = None

@@ -28,7 +28,8 @@ HEADER = """\
 # max_ulp bounds the error of each result in ULPs of the result dtype against the exact value (0.5: correctly
 # rounded) over the domain; `subnormals` is the latitude a backend has with subnormal numbers. `measured` is
 # written by `opspec accuracy --record` (eager, every float16/bfloat16 value, a stratified sample otherwise):
-# the command rewrites this file, so say why in `reason`, not in comments.
+# the command rewrites this file, so say why in `reason`, not in comments. The top-level `subnormals` is the opset's
+# policy per dtype (proposal 0008); float16, which it does not name, keeps its subnormals.
 """
 
 
@@ -46,6 +47,21 @@ class SubnormalPolicy:
 
     def to_dict(self) -> dict[str, str]:
         return {"inputs": self.inputs, "results": self.results, "reason": self.reason}
+
+    @property
+    def flushes(self) -> bool:
+        return MAY_FLUSH in (self.inputs, self.results)
+
+    def widened(self, other: "SubnormalPolicy") -> "SubnormalPolicy":
+        """Each latitude either policy grants, with the reasons of both (a contract widens the dtype's policy)."""
+        if not other.flushes:
+            return self
+        if not self.flushes:
+            return other
+        wider = {side: MAY_FLUSH if MAY_FLUSH in (getattr(self, side), getattr(other, side)) else PRESERVE
+                 for side in ("inputs", "results")}
+        reasons = [self.reason] + ([other.reason] if other.reason and other.reason != self.reason else [])
+        return SubnormalPolicy(wider["inputs"], wider["results"], " ".join(reasons))
 
 
 @dataclass(frozen=True)
@@ -121,6 +137,11 @@ class Contracts:
     boolean: tuple[Note, ...] = ()  # pointwise ops whose result is bool: nothing to measure in ULPs
     near_zero: tuple[Note, ...] = ()  # the comparison rule holds their tiny results relatively
     ill_conditioned: tuple[Note, ...] = ()  # the comparison rule meets their float32 results with a float64 run
+    subnormals: Mapping[str, SubnormalPolicy] = field(default_factory=dict)  # dtype -> the opset's policy
+
+    def policy_of(self, dtype: str) -> SubnormalPolicy:
+        """The latitude every op has with subnormals in ``dtype`` (preserve them where the file names none)."""
+        return self.subnormals.get(str(dtype).removeprefix("torch."), SubnormalPolicy())
 
     def ulp_of(self, op: str, dtype: str) -> UlpContract | None:
         return next((c for c in self.ulp if c.op == op and c.dtype == dtype), None)
@@ -187,6 +208,7 @@ def _semantic_findings(data: Any) -> list[Finding]:
 
 def _contracts(data: Mapping[str, Any], path: str) -> Contracts:
     ulp, models = [], []
+    policies = {dtype: SubnormalPolicy.from_dict(policy) for dtype, policy in (data.get("subnormals") or {}).items()}
     notes: dict[str, list[Note]] = {"boolean_result": [], "near_zero": [], "ill_conditioned": []}
     for op, entry in data["ops"].items():
         for key, found in notes.items():
@@ -206,7 +228,8 @@ def _contracts(data: Mapping[str, Any], path: str) -> Contracts:
                 dtype=dtype,
                 max_ulp=float(contract["max_ulp"]),
                 domain=parse_domain(contract["domain"]) if "domain" in contract else domain,
-                subnormals=SubnormalPolicy.from_dict(contract.get("subnormals")),
+                subnormals=policies.get(dtype, SubnormalPolicy()).widened(
+                    SubnormalPolicy.from_dict(contract.get("subnormals"))),
                 reason=contract.get("reason", ""),
                 measured=Measured.from_dict(contract.get("measured")),
                 mark=yamlio.mark_of(entry["dtypes"], dtype),
@@ -214,7 +237,7 @@ def _contracts(data: Mapping[str, Any], path: str) -> Contracts:
                 arguments=dict(entry.get("arguments") or {}),
             ))
     return Contracts(tuple(ulp), tuple(models), path, tuple(notes["boolean_result"]), tuple(notes["near_zero"]),
-                     tuple(notes["ill_conditioned"]))
+                     tuple(notes["ill_conditioned"]), policies)
 
 
 def with_measurements(data: Mapping[str, Any], measured: Mapping[tuple[str, str], Measured]) -> dict[str, Any]:
@@ -227,7 +250,13 @@ def with_measurements(data: Mapping[str, Any], measured: Mapping[tuple[str, str]
             entry["dtypes"] = {dtype: _measured_in(dict(contract), measured.get((op, dtype)))
                                for dtype, contract in entry["dtypes"].items()}
         ops[op] = entry
-    return {"ops": ops}
+    return _with_policy(data, ops)
+
+
+def _with_policy(data: Mapping[str, Any], ops: dict[str, Any]) -> dict[str, Any]:
+    """The file's top level again: the dtype policy (one line each) before the ops."""
+    policy = {dtype: _OneLine(value) for dtype, value in (data.get("subnormals") or {}).items()}
+    return ({"subnormals": policy} if policy else {}) | {"ops": ops}
 
 
 def _measured_in(contract: dict[str, Any], found: Measured | None) -> dict[str, Any]:
@@ -260,7 +289,7 @@ def _styled(data: Mapping[str, Any]) -> dict[str, Any]:
         if "error_model" in entry:
             entry["error_model"] = dict(entry["error_model"], dtypes=_OneLineList(entry["error_model"]["dtypes"]))
         ops[op] = entry
-    return {"ops": ops}
+    return _with_policy(data, ops)
 
 
 class _Dumper(yaml.SafeDumper):

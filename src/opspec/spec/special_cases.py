@@ -31,6 +31,7 @@ class Latitude:
     allowed: tuple
     reason: str
     torch_too: bool = False  # torch's own result depends on the build or CPU, so it may be an allowed one too
+    policy: str | None = None  # "subnormals": allowed only in the dtypes the opset's subnormal policy lets flush
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class SpecialCase:
             match=data.get("match"),
             rtol=data.get("rtol"),
             latitude=Latitude(tuple(plain(latitude["allowed"])), latitude["reason"],
-                              bool(latitude.get("torch_too"))) if latitude else None,
+                              bool(latitude.get("torch_too")), latitude.get("policy")) if latitude else None,
             stated_shape=StatedShape(tuple(stated["paths"]), stated["reason"]) if stated else None,
             torch=data.get("torch"),
             devices=tuple(data.get("devices", ())),

@@ -73,6 +73,7 @@ class Comparison:
     path: str = ""  # where in a nested output the verdict was reached, e.g. "[1]"
     max_ulp: float | None = None  # judged by an accuracy contract (contract_compare): the largest error in ULPs
     outside: bool = False  # judged by a contract, and failed outside its domain, where the eager kernel decides
+    flushed: int = 0  # passed only by the opset's subnormal policy: the subnormals it read as zero
 
     def __bool__(self) -> bool:
         return self.ok

@@ -94,7 +94,8 @@ def _rewritten_case(case: SpecialCase, length: int, positions: list[int], shape:
         allowed = [each(a) for a in case.latitude.allowed]
         if any(a is None for a in allowed):
             return None
-        changed = replace(changed, latitude=Latitude(tuple(allowed), case.latitude.reason, case.latitude.torch_too))
+        changed = replace(changed, latitude=Latitude(tuple(allowed), case.latitude.reason, case.latitude.torch_too,
+                                                     case.latitude.policy))
     return changed
 
 

@@ -21,6 +21,7 @@ from opspec.bridge import torch_ops
 from opspec.spec.errors import one_line
 from opspec.spec.model import public_version, torch_specifier
 from opspec.spec.special_cases import SpecialCase
+from opspec.testing import subnormal_latitude
 from opspec.testing.strategies.schema_args import arguments_of
 
 FLOATING = ("float64", "float32", "float16", "bfloat16")
@@ -363,7 +364,7 @@ def judge(case: SpecialCase, dtype: "str | torch.dtype", outcome: Any, *, latitu
         why = check(case.expect)
     if why is None:
         return Judgement(True, expected=expected, got=got)
-    if latitude and case.latitude:
+    if latitude and case.latitude and _latitude_holds(case, dtype):
         for allowed in case.latitude.allowed:
             if check(allowed) is None:
                 used = f"allowed result {_show_literal(allowed)} ({case.latitude.reason})"
@@ -371,6 +372,13 @@ def judge(case: SpecialCase, dtype: "str | torch.dtype", outcome: Any, *, latitu
     reason = "" if why == "values differ" else why
     return Judgement(False, f"expected {expected}, got {got}" + (f" ({reason})" if reason else ""),
                      expected=expected, got=got, reason=reason)
+
+
+def _latitude_holds(case: SpecialCase, dtype: "str | torch.dtype") -> bool:
+    """A latitude under the subnormal policy holds only in a dtype the policy lets flush; any other always."""
+    if case.latitude.policy != "subnormals":
+        return True
+    return subnormal_latitude.policy_of(str(dtype).removeprefix("torch.")).flushes
 
 
 def run(op: Any, args: tuple, kwargs: dict) -> Any:
