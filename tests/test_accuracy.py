@@ -353,6 +353,16 @@ def test_a_backend_program_is_measured_and_a_failing_kernel_is_a_finding(capsys)
     assert "aten::sqrt bfloat16: nothing to measure: MeasurementError: aten::sqrt: expected torch.bfloat16" in str(finding)
 
 
+def test_a_backends_log_lines_go_to_the_log_beside_the_report_not_the_terminal(tmp_path, capfd):
+    report = tmp_path / "noisy.json"
+    code = main(["accuracy", "--ops", "aten::abs", "--dtypes", "bfloat16", "--backend", "conform_faults:noisy",
+                 "--report", str(report)])
+    out = capfd.readouterr()
+    assert code == 0, out.err
+    assert "guard chatter" not in out.out + out.err
+    assert "noisy backend: guard chatter" in report.with_suffix(".log").read_text()
+
+
 def test_a_broken_contract_exits_1_naming_it(tmp_path, capsys):
     path = tmp_path / "accuracy.yaml"
     path.write_text(textwrap.dedent("""\

@@ -1,10 +1,13 @@
 """``opspec accuracy``: measure each op's error in ULPs against its accuracy contract (``opset/accuracy.yaml``)."""
 from __future__ import annotations
 
+import argparse
+import contextlib
 import fnmatch
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 from opspec.cli import UsageError, checkout, pathargs
@@ -71,8 +74,9 @@ def run(args) -> int:
     _check_device(args.device)
     kernel_for = _kernel_factory(args.backend, rules=args.rules)
     progress = _Progress(sys.stderr)
-    judged = accuracy.measure_all(chosen, kernel_for, samples=args.samples, seed=args.seed, device=args.device,
-                                  progress=progress)
+    with _backend_log(args):
+        judged = accuracy.measure_all(chosen, kernel_for, samples=args.samples, seed=args.seed, device=args.device,
+                                      progress=progress)
     progress.finish()
     report = _report(judged, args, torch_ops.version())
     if args.report:
@@ -84,6 +88,18 @@ def run(args) -> int:
     for finding in broken:
         print(finding, file=sys.stderr)
     return 1 if broken else 0
+
+
+def _backend_log(args: argparse.Namespace):
+    """A backend's (and torch's) log lines and warnings go to a log beside the report, as in ``opspec conform``,
+    not to the terminal; eager kernels log nothing worth a file."""
+    if not args.backend:
+        return contextlib.nullcontext()
+    from opspec.conform import torch_logs
+
+    log = Path(args.report).with_suffix(".log") if args.report else Path(f"accuracy-{args.backend}.log")
+    pathargs.prepare(files=[log])
+    return torch_logs.to_file_while(str(log))
 
 
 def _contracts_path(record: bool):
