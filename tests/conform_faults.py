@@ -342,3 +342,18 @@ def stalled_once(gm: torch.fx.GraphModule, example_inputs):
     run = lambda *inputs: gm.forward(*inputs)  # noqa: E731
     run.executed_ops = lambda: {"target": sorted(_qualified(gm)), "runtime": []}
     return run
+
+
+def _flush_subnormals(value):
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        return value
+    return torch.where(value.abs() < torch.finfo(value.dtype).tiny, value * 0, value)
+
+
+def flushing(gm: torch.fx.GraphModule, example_inputs):
+    """Right, but reads every subnormal input as zero and flushes every subnormal result, in every dtype (FTZ
+    and DAZ, float16 included, as a backend computing float16 natively with its flush mode on would)."""
+    def run(*inputs):
+        out = gm.forward(*[_flush_subnormals(t) for t in inputs])
+        return _pytree.tree_map(_flush_subnormals, out)
+    return Executed(gm, run)

@@ -122,13 +122,28 @@ def test_a_ulp_contract_carries_the_dtype_policy(dtype):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
 def test_a_rows_flush_latitude_holds_where_the_policy_lets_the_dtype_flush(dtype):
-    from opspec.spec import special_cases as spec_rows
+    from opspec.conform import special_rows
     from opspec.testing import special_cases as rows
 
-    cases, findings = spec_rows.read()
-    assert findings == []
-    row = next(r for r in cases["aten::add.Tensor"] if r.id == "add.Tensor-extremes-subnormal-plus")
+    row = next(r for r in special_rows.all_rows()["aten::add.Tensor"] if r.id == "add.Tensor-extremes-subnormal-plus")
     assert row.latitude.policy == "subnormals"
     zeros = torch.zeros(2, dtype=getattr(torch, dtype))
     assert rows.judge(row, dtype, zeros).ok is (dtype != "float16")
     assert not rows.judge(row, dtype, zeros, latitude=False).ok  # torch itself keeps subnormals in every dtype
+
+
+def test_a_flushing_backend_conforms_on_a_row_with_a_subnormal_input(tmp_path, monkeypatch):
+    """ceil's row of a tiny positive value (the smallest subnormal among its inputs) has no latitude of its own: the
+    policy gives it one in float32, and the record names the latitude it used (float16: the unit tests above)."""
+    import json
+    from pathlib import Path
+
+    from opspec.cli import main
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    report = tmp_path / "r.json"
+    code = main(["conform", "--backend", "conform_faults:flushing", "--ops", "ceil", "--dtypes", "float32",
+                 "--max-examples", "2", "--max-compiles", "1", "-j", "1", "--no-expectations", "--report", str(report)])
+    [record] = json.loads(report.read_text())["results"]
+    assert code == 0 and record["status"] == "pass"
+    assert any("ceil-tiny" in used and "subnormal policy" in used for used in record["special_cases"]["latitude"])

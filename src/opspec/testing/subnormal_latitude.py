@@ -71,6 +71,23 @@ def flushed(value: Any, dtypes: frozenset[torch.dtype]) -> Any:
     return value
 
 
+def exactly(candidate: Any, reference: Any, on: list | None = None) -> Comparison:
+    """Bit for bit as a row is judged: the same dtype and shape, equal values with the same sign, NaN where NaN."""
+    if isinstance(candidate, (list, tuple)) and isinstance(reference, (list, tuple)):
+        same = len(candidate) == len(reference) and all(exactly(c, r).ok for c, r in zip(candidate, reference))
+        return Comparison(same, "" if same else "outputs differ")
+    if not isinstance(candidate, torch.Tensor) or not isinstance(reference, torch.Tensor):
+        return Comparison(candidate == reference, "" if candidate == reference else "values differ")
+    if (candidate.dtype, candidate.shape) != (reference.dtype, reference.shape):
+        return Comparison(False, "dtype or shape differs")
+    if not candidate.is_floating_point():
+        same = torch.equal(candidate.cpu(), reference.cpu())
+    else:
+        a, b = candidate.cpu(), reference.cpu()
+        same = bool((((a == b) & (torch.signbit(a) == torch.signbit(b))) | (torch.isnan(a) & torch.isnan(b))).all())
+    return Comparison(same, "" if same else "values differ")
+
+
 def rejudge(candidate: Any, reference: Any, inputs: list, rerun: Callable[[list], Any],
             again: Callable[[Any, Any, list | None], Comparison],
             policy_of: Callable[[str], SubnormalPolicy] | None = None) -> Comparison | None:
