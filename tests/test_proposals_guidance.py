@@ -334,3 +334,12 @@ def test_set_status_names_the_flag_of_a_refused_field(committed, capsys):
         f"{path}:10:1: resolution: 'No.' is too short (3 characters, at least 10); --resolution TEXT writes it",
         f"{path}:16:7: decision/reasons/0: 'Too short' is too short (9 characters, at least 20); --reason TEXT writes it",
     ]
+
+
+def test_check_takes_a_proposals_id_as_set_status_does(capsys):
+    from opspec.cli import main
+
+    assert main(["proposal", "check", "8"]) == 0
+    assert "1 proposal(s) checked" in capsys.readouterr().err
+    assert main(["proposal", "check", "999"]) == 2
+    assert "999: no proposal has this id" in capsys.readouterr().err

@@ -39,7 +39,8 @@ def add_parser(subparsers) -> None:
     new.set_defaults(func=run_new)
 
     chk = actions.add_parser("check", help="check proposals (default: all of them)")
-    chk.add_argument("files", nargs="*", type=pathargs.input_file, metavar="FILE")
+    chk.add_argument("files", nargs="*", type=_file_or_id, metavar="FILE_OR_ID",
+                     help="proposal files, or ids as set-status takes them (default: every proposal)")
     chk.add_argument("--base", metavar="GIT_REF", help="also check every status move since this commit")
     chk.add_argument("--no-torch", action="store_true", help="skip the checks that need the installed torch")
     chk.set_defaults(func=run_check)
@@ -150,12 +151,23 @@ def _torch_schemas() -> dict[str, str] | None:
         return None
 
 
+def _file_or_id(text: str):
+    """A proposal's id (``8``, ``0008``) as it is, else a file that must exist."""
+    return text if text.isdigit() else pathargs.input_file(text)
+
+
+def _by_id(folder: Path, wanted: str) -> Path:
+    found = sorted(folder.glob(f"{int(wanted):04d}-*.md"))
+    if not found:
+        raise UsageError(f"{wanted}: no proposal has this id in {folder} (opspec proposal list shows them)")
+    return found[0]
+
+
 def run_check(args) -> int:
     ws = checkout(args.root)
+    files = [_by_id(ws.proposals, f) if isinstance(f, str) else f for f in args.files] or None
     try:
-        result = checking.check(
-            ws.proposals, ws.opset, files=args.files or None, base=args.base, use_torch=not args.no_torch
-        )
+        result = checking.check(ws.proposals, ws.opset, files=files, base=args.base, use_torch=not args.no_torch)
     except checking.GitError as err:
         raise UsageError(str(err)) from None
     for note in result.notes:
