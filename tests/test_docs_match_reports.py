@@ -20,7 +20,7 @@ CONTRACT = ROOT / "site" / "docs" / "own-backend.md"
 SCHEMA = json.loads((ROOT / "opset" / "schema" / "conformance_report.schema.json").read_text(encoding="utf-8"))
 DEFS = SCHEMA["$defs"]
 RECORD = DEFS["result"]["properties"]
-EVIDENCE = RECORD["evidence"]["properties"]
+EVIDENCE = DEFS["evidence"]["properties"]
 CODE = re.compile(r"`([^`]+)`")
 
 

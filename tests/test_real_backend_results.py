@@ -21,6 +21,7 @@ from test_conform import validate
 from opspec.conform import expectations as expectations_mod
 from opspec.conform.cases import Case, cases_for
 from opspec.conform.runner import cached_opset
+from opspec.results.model import expanded
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "conformance" / "results"
@@ -33,7 +34,7 @@ NOT_PASSING_OUTCOMES = (*BUGS, *RIGHT_ANSWERS)
 
 
 def report_of(backend: str) -> dict:
-    return json.loads((RESULTS / f"{backend}-cpu.json").read_text())
+    return expanded(json.loads((RESULTS / f"{backend}-cpu.json").read_text()))
 
 
 @functools.cache

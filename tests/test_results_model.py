@@ -36,7 +36,7 @@ def test_the_vocabulary_is_the_schemas():
     assert vocabulary.BLAME == tuple(defs["blame"]["enum"])
     assert vocabulary.LOWERING == tuple(defs["lowering_status"]["enum"])
     assert vocabulary.FUNCTIONALIZATION == tuple(defs["functionalization_status"]["enum"])
-    assert vocabulary.EVIDENCE_SOURCES == tuple(defs["result"]["properties"]["evidence"]["properties"]["source"]["enum"])
+    assert vocabulary.EVIDENCE_SOURCES == tuple(defs["evidence"]["properties"]["source"]["enum"])
     assert set(vocabulary.CLEAN) <= set(vocabulary.STATUSES) and set(vocabulary.PASSING_STATUS) == set(vocabulary.EXECUTED)
     assert set(SCHEMA["properties"]["summary"]["required"]) == {*vocabulary.STATUSES, "cases", "compiles"}
 

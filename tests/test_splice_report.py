@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from test_conform import validate
 
+from opspec.results import publish
+from opspec.results.model import Report, expanded
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import splice_report  # noqa: E402
@@ -20,6 +23,17 @@ PUBLISHED = ROOT / "conformance" / "results" / "aot_eager-cpu.json"
 def published(tmp_path) -> Path:
     path = tmp_path / "aot_eager-cpu.json"
     shutil.copy(PUBLISHED, path)
+    return path
+
+
+@pytest.fixture
+def full(tmp_path) -> Path:
+    """The published report in the full form a run writes, its repros named where another machine wrote them."""
+    report = Report.load(PUBLISHED)
+    records = [r.replace(repro_file=f"/scratch/elsewhere.repros/{r.case.id}.py") if r.repro else r
+               for r in report.records]
+    path = tmp_path / "aot_eager-cpu.json"
+    path.write_text(report.replace(shared=(), records=tuple(records)).dumps())
     return path
 
 
@@ -41,31 +55,44 @@ def test_a_rerun_that_found_the_same_changes_no_status(tmp_path, published, caps
     assert f"{len(rerun['results'])} cases spliced, 0 changed status" in capsys.readouterr().out
 
 
-def test_spliced_repros_are_written_beside_the_report_and_named_there(tmp_path, published):
-    path, rerun = rerun_of(tmp_path, {"aten::atan2.out", "aten::native_dropout"})
+def rerun_with_repro_files(tmp_path: Path, ops: set[str]) -> Path:
+    path, rerun = rerun_of(tmp_path, ops)
+    rerun = expanded(rerun)
     for record in rerun["results"]:
         if record.get("repro"):
             record["repro_file"] = f"/elsewhere/rerun.repros/{record['op']}.py"  # where the re-run's machine wrote it
     path.write_text(json.dumps(rerun))
-    assert splice_report.main([str(published), str(path)]) == 0
-    spliced = [r for r in json.loads(published.read_text())["results"]
+    return path
+
+
+def test_spliced_repros_are_written_beside_the_report_and_named_there(tmp_path, full):
+    path = rerun_with_repro_files(tmp_path, {"aten::atan2.out", "aten::native_dropout"})
+    assert splice_report.main([str(full), str(path)]) == 0
+    spliced = [r for r in json.loads(full.read_text())["results"]
                if r["op"] in ("aten::atan2.out", "aten::native_dropout") and r.get("repro")]
-    assert spliced and all(Path(r["repro_file"]).parent == published.with_suffix(".repros")
+    assert spliced and all(Path(r["repro_file"]).parent == full.with_suffix(".repros")
                            and Path(r["repro_file"]).read_text() == r["repro"] for r in spliced)
 
 
-def test_without_a_rerun_the_report_is_judged_again_and_its_repros_brought_beside_it(tmp_path, published, capsys):
-    before = json.loads(published.read_text())
-    for record in before["results"]:
-        if record.get("repro_file"):
-            record["repro_file"] = f"/scratch/elsewhere.repros/{Path(record['repro_file']).name}"
-    published.write_text(json.dumps(before))
-    assert splice_report.main([str(published)]) == 0
-    after = json.loads(published.read_text())
+def test_a_published_report_stays_published_its_records_carrying_the_spliced_repros(tmp_path, published):
+    path = rerun_with_repro_files(tmp_path, {"aten::atan2.out", "aten::native_dropout"})
+    assert splice_report.main([str(published), str(path)]) == 0
+    text = published.read_text()
+    spliced = [r for r in Report.load(published).records
+               if r.op in ("aten::atan2.out", "aten::native_dropout") and r.repro]
+    assert spliced and not any(r.repro_file for r in spliced)
+    assert publish.is_published(Report.load(published), text)
+    assert not published.with_suffix(".repros").exists()
+
+
+def test_without_a_rerun_the_report_is_judged_again_and_its_repros_brought_beside_it(tmp_path, full, capsys):
+    before = json.loads(full.read_text())
+    assert splice_report.main([str(full)]) == 0
+    after = json.loads(full.read_text())
     assert [r["status"] for r in after["results"]] == [r["status"] for r in before["results"]]
     assert after.get("spliced") == before.get("spliced")  # nothing spliced, nothing named
     moved = [r for r in after["results"] if r.get("repro_file")]
-    assert moved and all(Path(r["repro_file"]).parent == published.with_suffix(".repros")
+    assert moved and all(Path(r["repro_file"]).parent == full.with_suffix(".repros")
                          and Path(r["repro_file"]).read_text() == r["repro"] for r in moved)
     assert "0 cases spliced, 0 changed status" in capsys.readouterr().out
 

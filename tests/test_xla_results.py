@@ -20,13 +20,14 @@ from pathlib import Path
 import pytest
 
 from opspec.conform import evidence
+from opspec.results.model import expanded
 
 RESULTS = Path(__file__).resolve().parent.parent / "conformance" / "results"
 REPORTS = ("xla", "openxla")
 
 
 def records(backend: str) -> list[dict]:
-    return json.loads((RESULTS / f"{backend}-cpu.json").read_text())["results"]
+    return expanded(json.loads((RESULTS / f"{backend}-cpu.json").read_text()))["results"]
 
 
 def fell_back(record: dict) -> bool:

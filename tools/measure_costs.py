@@ -2,7 +2,8 @@
 
 Maintainer script. Reads the published reports (``conformance/results/*.json``, or
 the reports given) and writes, per backend, each op's seconds per case: the mean
-``duration_s`` of its records there. A backend without a column (a third-party
+``duration_s`` of its records there (a published report, which leaves the records'
+durations out, keeps those means in its header's ``op_seconds``). A backend without a column (a third-party
 one) is split by the ``relative`` column: each op's median over the measured
 backends of its cost in units of that backend's median case. Re-measuring moves
 the cuts between shards, so parts of one split must all run with the same table
@@ -21,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from opspec.conform.shards import relative_costs  # noqa: E402
+from opspec.results import publish  # noqa: E402
 from opspec.results.model import Report  # noqa: E402
 from opspec.spec import atomic, yamlio  # noqa: E402
 
@@ -33,11 +35,9 @@ def measure(reports: list[Path]) -> dict:
     columns: dict[str, dict[str, float]] = {}
     for path in sorted(reports):
         report = Report.load(path)
-        durations: dict[str, list[float]] = {}
-        for record in report.records:
-            durations.setdefault(record.op, []).append(float(record.duration_s or 0.0))
-        columns[report.backend_name] = {op: round(max(FLOOR_S, sum(values) / len(values)), 3)
-                                        for op, values in sorted(durations.items())}
+        means = report.header.op_seconds if all(record.duration_s is None for record in report.records) else None
+        means = means if means is not None else publish.op_seconds(report)
+        columns[report.backend_name] = {op: round(max(FLOOR_S, seconds), 3) for op, seconds in sorted(means.items())}
     shown = ", ".join(p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else str(p) for p in sorted(reports))
     return {"measured_with": f"tools/measure_costs.py: mean duration_s per case in {shown}",
             "backends": dict(sorted(columns.items())), "relative": relative_costs(columns)}

@@ -6,7 +6,8 @@ Each report keeps its header, cases and measurements; its records' execution
 evidence is read in today's levels (target, runtime, pytorch, unknown), right
 answers get the status their level gives, the expectations file the report names
 is applied again, and the summary, counts and root causes are rebuilt
-(:mod:`opspec.conform.rejudge`). Prints one line per report: what changed.
+(:mod:`opspec.conform.rejudge`); a published report is written in its published form
+again (:mod:`opspec.results.publish`). Prints one line per report: what changed.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(REPO / "src"))
 from opspec.conform import rejudge, report  # noqa: E402
 from opspec.conform.backends import registry  # noqa: E402
 from opspec.conform.runner import cached_opset  # noqa: E402
+from opspec.results import publish  # noqa: E402
 from opspec.results.model import Report  # noqa: E402
 
 
@@ -40,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path}: not re-judged: {type(err).__name__}: {err}", file=sys.stderr)
             code = 2
             continue
-        report.write(path, final)
+        report.write(path, publish.published(final) if previous.shared else final)  # a published report stays so
         before, after = Counter(r.status for r in previous.records), Counter(r.status for r in final.records)
         changed = {s: after[s] - before[s] for s in sorted({*before, *after}) if after[s] != before[s]}
         print(f"{path.name}: " + (", ".join(f"{s} {n:+d}" for s, n in changed.items()) or "no status changed"))

@@ -8,7 +8,8 @@ and splice them in, instead of re-running every case. Each re-run must have
 tested what the report tested (the header keys ``opspec report merge`` requires
 to agree, except which ops ran), and every case it holds must be one of the
 report's. Its records replace the report's records of the same cases (their repros
-written beside the report, REPORT.repros/CASE.py); the rest,
+written beside a full report, REPORT.repros/CASE.py; a published report, the form
+``opspec report publish`` writes, stays published, its records carrying their repros); the rest,
 and the header (the machine, the duration), stay the report's own; the header's
 ``spliced`` list names each re-run (its ops, cases, when and where it ran). The result is
 judged with today's expectations (:mod:`opspec.conform.rejudge`) and written in
@@ -32,7 +33,9 @@ sys.path.insert(0, str(REPO / "src"))
 from opspec.conform import merge, rejudge  # noqa: E402
 from opspec.conform.backends import registry  # noqa: E402
 from opspec.conform.runner import cached_opset  # noqa: E402
+from opspec.results import publish  # noqa: E402
 from opspec.results.model import CaseRecord, Report, Splice, as_written  # noqa: E402
+from opspec.spec import atomic  # noqa: E402
 
 # the header keys that say which cases ran, not how: a re-run of some ops differs there by design
 WHICH_CASES = ("ops", "dtypes")
@@ -105,7 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError, LookupError) as err:
         print(f"{args.report}: not spliced: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
-    merge.write(args.report, final)  # each record's repro beside the report, as a run or a merge writes it
+    if published.shared:  # a published report stays so: its records carry their repros
+        atomic.write_text(args.report, publish.text(final))
+    else:
+        merge.write(args.report, final)  # each record's repro beside the report, as a run or a merge writes it
     changed = changes(published, final)
     judged = Counter(r.status for r in final.records)
     print(f"{args.report.name}: {sum(len(r.records) for _, r in reruns)} cases spliced, "

@@ -21,6 +21,7 @@ from opspec.results.model import (
     Report,
     ReportFormatError,
     RootCause,
+    resolve_shared,
 )
 
 LIST_KEYS = ("results", "cases", "tests", "records")  # where other tools keep their list of cases
@@ -43,6 +44,8 @@ def read(data: Any, name: str = "") -> Read:
     entries = next((data[key] for key in LIST_KEYS if isinstance(data.get(key), list)), None)
     if entries is None:
         raise ReportFormatError("no list of results found")
+    if data.get("shared") is not None:  # a published report: the values its records name by key
+        entries = resolve_shared(entries, data["shared"], lenient=True)
     records = [_record(entry) for entry in entries if _op_of(entry) is not None]
     report = Report(header=_header(data, name), records=tuple(records), summary=data.get("summary"),
                     executed=data.get("executed"), blame=data.get("blame"), root_causes=_root_causes(data),

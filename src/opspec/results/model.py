@@ -13,11 +13,15 @@ Statuses are not checked against the vocabulary: a report from another tool may
 use words of its own, and readers show them. ``from_dict(d, lenient=True)`` reads
 what a strict read refuses: a part not of the shape the schema gives it is left
 out, a required field missing reads None (``results.lenient``, for the site).
+A published report (``results.publish``) writes values many records share once, in its
+``shared`` section, each record naming its value by key: reading puts them back in the
+records (``Report.shared`` remembers which fields), and ``to_dict`` writes them so again.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -480,6 +484,7 @@ class Header(Node):
     parts: tuple[Part, ...] | None = nested("many", Part, default=None)
     spliced: tuple[Splice, ...] | None = nested("many", Splice, default=None)
     duration_s: float | None = None  # written when the run finished: a journal's header has none
+    op_seconds: Mapping[str, float] | None = None  # a published report: each op's mean seconds per case
     extra: Mapping[str, Any] = _untyped()
     nulls: frozenset[str] = _no_nulls()
     key_order: tuple[str, ...] = _as_read()
@@ -573,6 +578,70 @@ class Functionalization(Node):
     key_order: tuple[str, ...] = _as_read()
 
 
+# ---- record fields written once (a published report's ``shared`` section) ----
+
+def share_key(value: Any) -> str:
+    """The key a value is written under in a report's ``shared`` section: the first 8 hex digits of the SHA-1 of
+    its JSON with sorted keys (the same value, the same key, in every run and report)."""
+    return hashlib.sha1(_canonical(value).encode()).hexdigest()[:8]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def resolve_shared(entries: Any, shared: Any, *, lenient: bool = False) -> list[Any]:
+    """The records of ``entries`` with each field named in ``shared`` that holds a key replaced by the value
+    written under it. ReportFormatError for a key not written (lenient: the field is left out)."""
+    if not isinstance(shared, Mapping) or not all(isinstance(table, Mapping) for table in shared.values()):
+        if lenient:
+            return list(entries)
+        raise ReportFormatError("shared: not an object of objects")
+    out = []
+    for entry in entries:
+        if isinstance(entry, Mapping) and any(isinstance(entry.get(name), str) for name in shared):
+            entry = dict(entry)
+            for name, table in shared.items():
+                key = entry.get(name)
+                if not isinstance(key, str):
+                    continue
+                if key in table:
+                    entry[name] = table[key]
+                elif lenient:
+                    del entry[name]
+                else:
+                    raise ReportFormatError(f"results: {name} {key!r} is not in the shared section")
+        out.append(entry)
+    return out
+
+
+def expanded(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A report's JSON object as its run wrote it: a published report's shared values put back in its records
+    (for readers of the JSON itself; the model reads either)."""
+    if not isinstance(data, Mapping) or data.get("shared") is None or not isinstance(data.get("results"), list):
+        return dict(data)
+    return {**{k: v for k, v in data.items() if k != "shared"},
+            "results": resolve_shared(data["results"], data["shared"])}
+
+
+def factor_shared(records: list[dict[str, Any]], names: Iterable[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the ``shared`` section, the records with each field of ``names`` they hold replaced by its key): each
+    value written once, the keys of each table in sorted order."""
+    tables: dict[str, dict[str, Any]] = {name: {} for name in names}
+    out = []
+    for record in records:
+        record = dict(record)
+        for name, table in tables.items():
+            if record.get(name) is not None:
+                key = share_key(record[name])
+                held = table.setdefault(key, record[name])
+                if held is not record[name] and _canonical(held) != _canonical(record[name]):
+                    raise ReportFormatError(f"shared: two values of {name} share the key {key}")
+                record[name] = key
+        out.append(record)
+    return {name: dict(sorted(table.items())) for name, table in tables.items()}, out
+
+
 # ---- the report ----
 
 @dataclass(frozen=True)
@@ -590,12 +659,14 @@ class Report:
     lowering: Lowering | None = None
     functionalization: Functionalization | None = None
     warnings: tuple[str, ...] = ()
+    shared: tuple[str, ...] = ()  # record fields written once in the ``shared`` section, by key (published form)
     key_order: tuple[str, ...] = _as_read()  # the keys of the report's object as read, header and sections
 
     # the sections a run computes, in the order a report writes them after its header (a functionalization
-    # section is added to a finished report, after its warnings)
+    # section is added to a finished report, after its warnings; a published report's shared values come last
+    # before its records)
     SECTIONS: ClassVar[tuple[str, ...]] = ("summary", "executed", "blame", "root_causes", "lowering", "warnings",
-                                           "functionalization", "results")
+                                           "functionalization", "shared", "results")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
@@ -605,9 +676,11 @@ class Report:
             raise ReportFormatError("not a conformance report (no backend in its header)")
         lowering, functionalization = data.get("lowering"), data.get("functionalization")
         causes = data.get("root_causes")
+        shared = data.get("shared")
+        entries = data["results"] if shared is None else resolve_shared(data["results"], shared)
         return cls(
             header=Header.from_dict({k: v for k, v in data.items() if k not in cls.SECTIONS}),
-            records=tuple(CaseRecord.from_dict(r) for r in data["results"]),
+            records=tuple(CaseRecord.from_dict(r) for r in entries),
             summary=data.get("summary"),
             executed=data.get("executed"),
             blame=data.get("blame"),
@@ -615,6 +688,7 @@ class Report:
             lowering=None if lowering is None else Lowering.from_dict(lowering),
             functionalization=None if functionalization is None else Functionalization.from_dict(functionalization),
             warnings=tuple(data.get("warnings") or ()),
+            shared=tuple(shared or ()),
             key_order=tuple(data),
         )
 
@@ -631,7 +705,10 @@ class Report:
         out["warnings"] = list(self.warnings)
         if self.functionalization is not None:
             out["functionalization"] = self.functionalization.to_dict(as_read=as_read)
-        out["results"] = [record.to_dict(as_read=as_read) for record in self.records]
+        records = [record.to_dict(as_read=as_read) for record in self.records]
+        if self.shared:
+            out["shared"], records = factor_shared(records, self.shared)
+        out["results"] = records
         return _in_order(out, self.key_order) if as_read else out
 
     @classmethod

@@ -26,10 +26,15 @@ def _read_json(path: Path) -> dict:
 
 
 def _fallback_repros(report_path: Path) -> dict[str, str]:
-    """op -> the repro of a case of the op PyTorch ran, from the backend's conformance report (none without one)."""
+    """op -> the repro of a case of the op PyTorch ran, from the backend's conformance report (none without one):
+    the first that has one (a published report keeps a right answer's repro for the first case of its op)."""
     if not report_path.is_file():
         return {}
-    return {r.op: r.repro or "" for r in Report.load(report_path).records if r.executed in ("pytorch", "partial")}
+    repros: dict[str, str] = {}
+    for r in Report.load(report_path).records:
+        if r.executed in ("pytorch", "partial"):
+            repros[r.op] = repros.get(r.op) or r.repro or ""
+    return repros
 
 
 def ranked(fallback: list[str], coverage: dict) -> list[tuple[str, list[str]]]:
