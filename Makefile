@@ -32,7 +32,8 @@ test: $(STAMP)
 
 # The heavy sweeps left out of `make test` (marker `sweep`): every sampled repro of the committed reports whose
 # backend is installed here (not the few of each outcome `make test` replays), and the end-to-end runs that take
-# a minute or more each (the release loop, the conformance workflow, the published site, the CUDA report script).
+# a minute or more each (the release loop, the conformance workflow, the published site and its browser test, the
+# CUDA report script, worker pools crashed, hung or flooded on purpose).
 sweep: $(STAMP)
 	$(BIN)/python -m pytest -m sweep -n auto --dist loadgroup -p no:cacheprovider
 
@@ -43,7 +44,7 @@ explore: $(STAMP)
 
 # The screenshots the site's "What it looks like" page shows, taken by the browser test.
 screenshots: $(STAMP) browser
-	OPSPEC_SCREENSHOTS=site/docs/assets/screenshots $(BIN)/python -m pytest tests/test_site_browser.py -q -p no:cacheprovider
+	OPSPEC_SCREENSHOTS=site/docs/assets/screenshots $(BIN)/python -m pytest tests/test_site_browser.py -m sweep -q -p no:cacheprovider
 
 # The version matrix: every supported torch in a venv of its own under MATRIX_VENVS
 # (several GB each, made once), validate, drift, the decomposition suite and an

@@ -39,6 +39,7 @@ def test_two_workers_give_the_verdicts_of_one(tmp_path, capsys):
     assert len(progress) == 2 * len(one["results"])  # one line per case, in each run
 
 
+@pytest.mark.sweep  # a worker pool crashed, hung, poisoned or flooded on purpose: minutes, in `make sweep`
 def test_a_crash_and_a_hang_cost_their_own_cases_only(tmp_path):
     # cases of two workers share the cores: a timeout that leaves room for that, and still ends the hang
     args = ["--backend", "conform_faults:faulty", "--ops", "relu,sin,ceil,cos,neg,trunc,floor", "--isolate",
@@ -52,6 +53,7 @@ def test_a_crash_and_a_hang_cost_their_own_cases_only(tmp_path):
     assert verdicts(two) == verdicts(one)
 
 
+@pytest.mark.sweep  # a worker pool crashed, hung, poisoned or flooded on purpose: minutes, in `make sweep`
 def test_a_case_that_only_ran_out_of_time_once_is_not_a_hang(tmp_path):
     # the first compile of cos stalls past the limit (as under other workers' load); run again in a fresh worker
     # it passes, and the record keeps the timeout as its first run. A real hang stays a timeout (above).
@@ -75,6 +77,7 @@ def test_a_case_that_only_ran_out_of_time_once_is_not_a_hang(tmp_path):
     assert "first_run" not in next(r for r in run["results"] if r["op"] == "aten::relu")
 
 
+@pytest.mark.sweep  # a worker pool crashed, hung, poisoned or flooded on purpose: minutes, in `make sweep`
 def test_a_backend_that_poisons_its_process_fails_only_its_own_case(tmp_path):
     # after floor fails, every call in that process fails: the worker is replaced, so no other case inherits it,
     # whatever the order, the number of workers or --isolate
@@ -98,6 +101,7 @@ def test_a_backend_that_poisons_its_process_fails_only_its_own_case(tmp_path):
     assert "no kernel for this rounding mode" in Path(floor["repro_file"]).read_text()
 
 
+@pytest.mark.sweep  # a worker pool crashed, hung, poisoned or flooded on purpose: minutes, in `make sweep`
 def test_a_backend_that_prints_a_megabyte_per_compile_leaves_a_bounded_log(tmp_path):
     from opspec.conform import torch_logs
 

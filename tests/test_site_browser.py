@@ -27,7 +27,8 @@ DRIVER = "/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 pytest.importorskip("material", reason="mkdocs-material is not installed")
 pytestmark = [pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="chromium and chromium-driver are not installed"),
-              pytest.mark.xdist_group("site_browser")]  # one worker runs them all: the site is built once
+              pytest.mark.xdist_group("site_browser"),  # one worker runs them all: the site is built once
+              pytest.mark.sweep]  # a site build and a browser: over a minute, in `make sweep` (and `make screenshots`)
 
 SPELLINGS = ("add.Tensor", "aten::add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor")
 
