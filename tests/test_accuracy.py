@@ -456,6 +456,9 @@ def test_the_accuracy_page_shows_contract_histogram_and_each_backends_largest_er
     assert table[0].startswith("| op | dtype | contract | inputs | exact | ≤0.5 |") and len(table) == 2 + len(found["rows"])
     assert any(m["op"] == "aten::mm" for m in found["models"]) and any(b["op"] == "aten::eq.Tensor"
                                                                         for b in found["boolean"])
+    policy = {p["dtype"]: p for p in found["policy"]}  # the subnormal policy, from the data
+    assert policy["float32"]["results"] == "may-flush" and "0008" in policy["float32"]["reason"]
+    assert policy["float16"]["inputs"] == "preserve" and "kept" in policy["float16"]["reason"]
 
 
 def test_the_accuracy_page_shows_eager_on_other_torch_versions_beside_it(tmp_path):

@@ -92,8 +92,11 @@ def context(contracts: Contracts, tables: dict[str, dict], op_link) -> dict[str,
               for m in contracts.error_models]
     boolean = [{"op": n.op, "link": op_link(n.op)} for n in contracts.boolean]
     torch = sorted({str(r.get("torch", "")) for table in tables.values() for r in table.values() if r.get("torch")})
+    policy = [{"dtype": dtype, "inputs": contracts.policy_of(dtype).inputs, "results": contracts.policy_of(dtype).results,
+               "reason": contracts.policy_of(dtype).reason or "not named by the policy: subnormals are kept"}
+              for dtype in ("float64", "float32", "float16", "bfloat16")]
     return {"rows": rows, "backends": names, "buckets": BUCKETS, "models": models, "boolean": boolean,
-            "torch": torch}
+            "torch": torch, "policy": policy}
 
 
 def pages(env, opset_root: Path, tables_folder: Path, contracts: Contracts, slugs: dict[str, str]) -> dict[str, str]:
