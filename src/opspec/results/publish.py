@@ -21,8 +21,8 @@ what changes from run to run or says nothing new:
   its key (:func:`opspec.results.model.share_key`); reading the report through the model
   puts them back.
 
-The header stays as the run wrote it: its ``date``, total ``duration_s`` and ``op_seconds``
-describe the run (history tells runs apart by them). Two runs with the same verdicts
+The header stays as the run wrote it: its ``date``, total ``duration_s`` (history tells runs
+apart by it) and ``op_seconds`` describe the run. Two runs with the same verdicts
 publish the same records and shared values, byte for byte, and differ in those header
 lines alone; publishing a published report changes nothing.
 """
