@@ -87,3 +87,14 @@ def test_report_merge_refuses_a_missing_part_without_torch(without_torch, tmp_pa
     parts = split(Report.load(RESULTS / "aot_eager-cpu.json"), 3, tmp_path)
     done = without_torch("report", "merge", str(parts[0]), str(parts[2]), "--out", str(tmp_path / "m.json"), cwd=ROOT)
     assert done.returncode == 2 and "missing shard 2/3" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_report_publish_without_torch(without_torch, tmp_path):
+    """A published report written out in full publishes back to the committed bytes."""
+    full = tmp_path / "full.json"
+    full.write_text(Report.load(RESULTS / "aot_eager-cpu.json").replace(shared=()).dumps(), encoding="utf-8")
+    out = tmp_path / "aot_eager-cpu.json"
+    done = without_torch("report", "publish", str(full), "--out", str(out), cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == (RESULTS / "aot_eager-cpu.json").read_bytes()
+    assert without_torch("report", "publish", str(out), "--check", cwd=ROOT).returncode == 0
