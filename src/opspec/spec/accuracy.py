@@ -58,10 +58,10 @@ class SubnormalPolicy:
             return self
         if not self.flushes:
             return other
-        wider = {side: MAY_FLUSH if MAY_FLUSH in (getattr(self, side), getattr(other, side)) else PRESERVE
-                 for side in ("inputs", "results")}
+        inputs, results = (MAY_FLUSH if MAY_FLUSH in (getattr(self, side), getattr(other, side)) else PRESERVE
+                           for side in ("inputs", "results"))
         reasons = [self.reason] + ([other.reason] if other.reason and other.reason != self.reason else [])
-        return SubnormalPolicy(wider["inputs"], wider["results"], " ".join(reasons))
+        return SubnormalPolicy(inputs, results, " ".join(reasons))
 
 
 @dataclass(frozen=True)
