@@ -44,19 +44,25 @@ class BackendFindings:
     reports: tuple[str, ...]  # names of the published reports of the backend
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where PyYAML was built with it: no line marks needed
+
+
 def read(folder: Path, root: Path, results: results_mod.Results) -> tuple[list[BackendFindings], list[str]]:
     """Each expectation file of ``folder`` that names a backend; problems (unreadable files) as lines."""
     out, problems = [], []
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
             problems.append(f"{path}: not readable as YAML: {sanitize.inline(str(err).splitlines()[0])}")
             continue
         if not isinstance(data, dict) or not isinstance(data.get("expectations"), list) or not data.get("backend"):
             continue
         backend = str(data["backend"])
-        records = [r for r in results.records if r.backend == backend and r.status in ("xfail", "skip")]
+        records: dict[tuple[str, str], list[results_mod.Record]] = {}
+        for r in results.records:  # by (status, reason): an entry finds its cases at once, not by a scan each
+            if r.backend == backend and r.status in ("xfail", "skip"):
+                records.setdefault((r.status, " ".join(r.reason.split())), []).append(r)
         findings = tuple(_finding(entry, records) for entry in data["expectations"] if isinstance(entry, dict))
         out.append(BackendFindings(
             backend=backend, source=path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name,
@@ -65,7 +71,7 @@ def read(folder: Path, root: Path, results: results_mod.Results) -> tuple[list[B
     return out, problems
 
 
-def _finding(yaml_entry: dict, records: list[results_mod.Record]) -> Finding:
+def _finding(yaml_entry: dict, records: dict[tuple[str, str], list[results_mod.Record]]) -> Finding:
     """One entry of the expectation file (its YAML, not a report's record) with the published cases it covers."""
     reason = " ".join(str(yaml_entry.get("reason") or "").split())
     status = str(yaml_entry.get("status") or "")
@@ -76,7 +82,7 @@ def _finding(yaml_entry: dict, records: list[results_mod.Record]) -> Finding:
     if yaml_entry.get("tests"):
         limits.append(f"tests: {', '.join(map(str, yaml_entry['tests']))}")
     # a published case belongs to the entry whose reason it carries (conform copies the first matching entry's)
-    cases = tuple(r for r in records if r.status == status and " ".join(r.reason.split()) == reason)
+    cases = tuple(records.get((status, reason), ()))
     return Finding(op=str(yaml_entry.get("op") or ""), status=status, reason=reason,
                    attribution=str(yaml_entry.get("attribution") or ""), limits="; ".join(limits), cases=cases)
 
