@@ -84,3 +84,27 @@ def test_rules_implemented_outside_opspec_are_not_cached(tmp_path):
     assert validate_cli._cacheable(tmp_path)
     rules.write_text(rules.read_text() + "  - {op: aten::c, implementation: 'mine.rules:c'}\n")
     assert not validate_cli._cacheable(tmp_path)
+
+
+def test_row_statuses_come_from_the_parts_validate_kept_and_match_a_fresh_run():
+    """The site shows each row's status on the installed torch: it reads the verdicts validate kept per op (the
+    same store, opened where validate keeps it) and runs only what is not there."""
+    from opspec.checks import kept_rows, part_cache, special_cases as check
+    from opspec.cli import checkout
+    from opspec.spec import load, manifests, resources
+    from opspec.spec.special_cases import load_special_cases
+
+    newest = load.load_opset()
+    cases = {op: rows for op, rows in load_special_cases().items() if op in ("aten::sign", "aten::ceil")}
+    fresh = check.run_cases(cases, newest).status
+    store = part_cache.PartStore()
+    kept_rows.findings(cases, check._hints(newest), "cpu", store, lambda pending: check.run_cases(pending, newest))
+
+    def nothing_runs(pending):
+        raise AssertionError(f"ran again: {sorted(pending)}")
+
+    assert kept_rows.statuses(cases, check._hints(newest), "cpu", store, nothing_runs) == fresh
+    assert set(fresh.values()) >= {"holds"} and len(fresh) == sum(map(len, cases.values()))
+    # the site opens the store validate writes for the bundled opset
+    assert part_cache.validate_place(checkout(None).opset, manifests.backends_dir(), True) == \
+        part_cache.validate_place(resources.opset_root(), manifests.backends_dir(), True)

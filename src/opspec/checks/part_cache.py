@@ -82,6 +82,25 @@ class PartStore:
         return generation, {**recent, **{key: (generation, blob) for key, blob in self._used.items()}}
 
 
+def validate_place(root: Path, backends: Path, use_torch: bool) -> str:
+    """Where ``opspec validate`` keeps its parts: per opset folder, manifests folder and torch use."""
+    return f"{root}\0{backends}\0torch={use_torch}"
+
+
+def validate_parts_key(place: str) -> str:
+    """The key validate's parts are kept under (opspec's source, the packages, the schemas)."""
+    from opspec.spec import resources
+
+    return result_cache.key([resources.schema_dir()], [place, "parts"])
+
+
+def validate_store(root: Path, backends: Path) -> PartStore:
+    """The parts the last ``opspec validate`` with torch kept for ``root`` (empty when there are none), for a
+    command that needs the same verdicts (the site's row statuses) without computing them again."""
+    place = validate_place(root, backends, True)
+    return open_store("validate", place, validate_parts_key(place))
+
+
 def _slot(check: str, place: str) -> Path:
     return result_cache.folder() / f"{check}-parts" / f"{hashlib.sha256(place.encode()).hexdigest()[:24]}.pickle"
 

@@ -37,7 +37,7 @@ from opspec.spec import load, special_cases as spec_cases
 from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.yamlio import Mark
 from opspec.spec.model import Opset, TestingHints
-from opspec.spec.special_cases import SpecialCase
+from opspec.spec.special_cases import SpecialCase, row_key
 
 SAYS_SHOWN = 60  # characters of a row's claim a finding repeats
 
@@ -60,9 +60,11 @@ class DeviceFaulted(Exception):
     """A row faulted the device: the process is poisoned, the run stops after recording it."""
 
 
-def row_key(case: SpecialCase) -> str:
-    """How a row is named across runs (its line moves as rows are added; its op and claim do not)."""
-    return f"{case.op}: {case.says}"
+def row_statuses(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset, parts: PartStore,
+                 device: str = "cpu") -> dict[str, str]:
+    """Each row's status on the installed torch by :func:`row_key`: the verdicts ``parts`` keeps per op (what
+    ``opspec validate`` left), running only the ops it does not hold."""
+    return kept_rows.statuses(cases, _hints(opset), device, parts, lambda pending: run_cases(pending, opset, device))
 
 
 def _hints(opset: Opset | None) -> dict[str, TestingHints]:

@@ -61,7 +61,7 @@ def _report(root: Path, backends: Path, args):
     from opspec.checks import part_cache, result_cache
     from opspec.checks.validate import Report
 
-    place = f"{root}\0{backends}\0torch={not args.no_torch}"
+    place = part_cache.validate_place(root, backends, not args.no_torch)
     inputs = [root, resources.schema_dir(), backends, manifests.backends_dir()]
     key = lambda: result_cache.key(inputs, [place])  # noqa: E731
     before = None if args.no_cache or not _cacheable(root) else key()
@@ -71,7 +71,7 @@ def _report(root: Path, backends: Path, args):
             return Report.from_json(stored), True
         except ValueError:
             pass  # not a report: check afresh
-    parts_key = lambda: result_cache.key([resources.schema_dir()], [place, "parts"])  # noqa: E731
+    parts_key = lambda: part_cache.validate_parts_key(place)  # noqa: E731
     parts_before = None if args.no_cache else parts_key()
     parts = part_cache.PartStore(keeping=False) if parts_before is None else part_cache.open_store("validate", place, parts_before)
     report = _checked(root, backends, args, parts)

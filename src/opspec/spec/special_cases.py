@@ -109,6 +109,11 @@ class SpecialCase:
         return f"opset/{FOLDER}/{self.file}#{self.id}"
 
 
+def row_key(case: SpecialCase) -> str:
+    """How a row is named across runs (its line moves as rows are added; its op and claim do not)."""
+    return f"{case.op}: {case.says}"
+
+
 def plain(value: Any) -> Any:
     """The value without marks: plain dicts and lists, so a row compares and prints like its YAML."""
     if isinstance(value, dict):

@@ -333,9 +333,11 @@ def _special_cases(ws: Workspace, newest: Opset, run_rows: bool, problems: list[
     if not run_rows or not cases:
         return cases, {}, None
     from opspec.bridge import torch_ops
-    from opspec.checks import special_cases as check
+    from opspec.checks import part_cache, special_cases as check
 
-    return cases, check.run_cases(cases, newest).status, torch_ops.version()
+    # what the last `opspec validate` of this opset kept is reused: rows it ran are not run again
+    parts = part_cache.validate_store(ws.opset, manifests.backends_dir())
+    return cases, check.row_statuses(cases, newest, parts), torch_ops.version()
 
 
 def _errata(ws: Workspace, problems: list[str]) -> tuple[Erratum, ...]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from opspec.reports.site import errata
-from opspec.spec.special_cases import SpecialCase
+from opspec.spec.special_cases import SpecialCase, row_key
 
 
 @dataclass(frozen=True)
@@ -27,11 +27,6 @@ class Row:
     backends: str = ""  # each published report's verdict on the row
     anchor: str = ""  # the row's place on the page by its claim, which errata link to
     id: str = ""  # the row's stable id, its citation FILE#id and its anchor on the page
-
-
-def row_key(case: SpecialCase) -> str:
-    """How a row is named across runs (:func:`opspec.checks.special_cases.row_key`)."""
-    return f"{case.op}: {case.says}"
 
 
 def literal(value: Any) -> str:
