@@ -43,7 +43,8 @@ REQUIRED = {
     ("upgrade",): ["--to", "2026.12"],
 }
 # A valid positional path for subcommands that need one while an option's path is the one under test.
-POSITIONAL = {("upgrade",): str(CHECKOUT / "conformance" / "golden" / "2026.12" / "model-mlp.pt2")}
+POSITIONAL = {("upgrade",): str(CHECKOUT / "conformance" / "golden" / "2026.12" / "model-mlp.pt2"),
+              ("report", "publish"): str(CHECKOUT / "conformance" / "results" / "aot_eager-cpu.json")}
 # Subcommands that take no path: they read the bundled opset, or a model spec handled by the model loader.
 NO_PATHS = {("ops",), ("show",), ("check-decomp",), ("strategies",), ("coverage",)}
 
