@@ -363,6 +363,18 @@ def test_a_backends_log_lines_go_to_the_log_beside_the_report_not_the_terminal(t
     assert "noisy backend: guard chatter" in report.with_suffix(".log").read_text()
 
 
+def test_a_backends_table_says_who_computed_each_measurement(tmp_path, capsys):
+    """conform_faults:partitioning takes ceil and trunc into its partitions and leaves every other op to PyTorch: a
+    measurement of exp there is PyTorch's, and the table says so as opspec conform would."""
+    report = tmp_path / "partitioning.json"
+    code = main(["accuracy", "--ops", "aten::ceil", "--ops", "aten::exp", "--dtypes", "bfloat16", "--backend",
+                 "conform_faults:partitioning", "--report", str(report)])
+    capsys.readouterr()
+    assert code == 0
+    executed = {r["op"]: r["executed"] for r in json.loads(report.read_text())["results"]}
+    assert executed == {"aten::ceil": "target", "aten::exp": "pytorch"}
+
+
 def test_a_broken_contract_exits_1_naming_it(tmp_path, capsys):
     path = tmp_path / "accuracy.yaml"
     path.write_text(textwrap.dedent("""\
@@ -443,15 +455,17 @@ def test_the_accuracy_page_shows_contract_histogram_and_each_backends_largest_er
     (tmp_path / "eager-cpu.json").write_text(json.dumps({"torch": "2.13.0", "results": [row]}))
     (tmp_path / "inductor-cpu.json").write_text(json.dumps({"torch": "2.13.0", "results": [
         dict(row, max_ulp=2.1), {"op": "aten::exp", "dtype": "float16", "failure": "CompileError: no"}]}))
+    (tmp_path / "partial-cpu.json").write_text(json.dumps({"torch": "2.13.0", "results": [
+        dict(row, max_ulp=0.5, executed="pytorch")]}))
     (tmp_path / "broken.json").write_text("{")
     tables = accuracy_page.read_tables(tmp_path)
-    assert sorted(tables) == ["eager-cpu", "inductor-cpu"]
+    assert sorted(tables) == ["eager-cpu", "inductor-cpu", "partial-cpu"]
     found = accuracy_page.context(contracts, tables, lambda op: f"ops/{op}.md")
-    assert found["backends"] == ["eager-cpu", "inductor-cpu"]
+    assert found["backends"] == ["eager-cpu", "inductor-cpu", "partial-cpu"]
     exp32, exp16 = (next(r for r in found["rows"] if r["op"] == "aten::exp" and r["dtype"] == d)
                     for d in ("float32", "float16"))
     assert exp32["buckets"] == ["10", "980", "10", "", "", ""] and exp32["inputs"] == "1,000"
-    assert exp32["backends"] == ["0.56", "2.1 **broken**"] and exp16["backends"] == ["", "failed"]
+    assert exp32["backends"] == ["0.56", "2.1 **broken**", "0.5 (pytorch)"] and exp16["backends"] == ["", "failed", ""]
     table = accuracy_page.table(found).splitlines()
     assert table[0].startswith("| op | dtype | contract | inputs | exact | ≤0.5 |") and len(table) == 2 + len(found["rows"])
     assert any(m["op"] == "aten::mm" for m in found["models"]) and any(b["op"] == "aten::eq.Tensor"

@@ -72,13 +72,13 @@ def run(args) -> int:
     from opspec.checks import accuracy
 
     _check_device(args.device)
-    kernel_for = _kernel_factory(args.backend, rules=args.rules)
+    kernel_for, executed = _kernel_factory(args.backend, rules=args.rules)
     progress = _Progress(sys.stderr)
     with _backend_log(args):
         judged = accuracy.measure_all(chosen, kernel_for, samples=args.samples, seed=args.seed, device=args.device,
                                       progress=progress)
     progress.finish()
-    report = _report(judged, args, torch_ops.version())
+    report = _report(judged, args, torch_ops.version(), executed)
     if args.report:
         atomic.write_text(args.report, _json_text(report))
     if args.record:
@@ -165,7 +165,8 @@ def _kernel_factory(backend_name: str | None, rules: bool = False):
             return accuracy_programs.eager(contract.op, FUNCTIONS[contract.op].args, contract.arguments,
                                            implementation)
 
-        return eager
+        return eager, None
+    from opspec.conform import evidence
     from opspec.conform.backends import registry
     from opspec.conform.backends.base import UnknownBackend
 
@@ -173,18 +174,45 @@ def _kernel_factory(backend_name: str | None, rules: bool = False):
         backend = registry.resolve(backend_name, opset)
     except UnknownBackend as err:
         raise UsageError(err) from None
-    return lambda contract: accuracy_programs.compiled(backend, contract.op, FUNCTIONS[contract.op].args,
-                                                       contract.arguments)
+    static = backend.static_evidence()
+    seen: dict[tuple[str, str], list] = {}
+
+    def watched(contract):
+        """The backend's kernel for the contract, each compile and run watched as ``opspec conform`` watches a
+        case: a measurement of a kernel PyTorch ran in the backend's stead is not the backend's."""
+        kernel = accuracy_programs.compiled(backend, contract.op, FUNCTIONS[contract.op].args, contract.arguments)
+        found = seen.setdefault((contract.op, contract.dtype), [])
+
+        def run(*inputs):
+            with evidence.collecting() as now:
+                out = kernel(*inputs)
+            found.extend(now)
+            return out
+        return run if static is None else kernel
+
+    def executed(op: str, dtype: str) -> str | None:
+        if (op, dtype) not in seen:
+            return None
+        return (static or evidence.judge(op, seen[(op, dtype)])).executed
+
+    return watched, executed
 
 
-def _report(judged: list, args, torch_version: str) -> dict[str, Any]:
+def _report(judged: list, args, torch_version: str, executed=None) -> dict[str, Any]:
+    """The measurements as JSON; with a backend, each says who computed it (``executed``, as conform says it)."""
+    results = [_finite(_result(j)) for j in judged]
+    if executed is not None:
+        for result in results:
+            who = executed(result["op"], result["dtype"])
+            if who is not None:
+                result["executed"] = who
     return {
         "torch": torch_version,
         "device": args.device,
         "backend": args.backend or ("opset-rules" if args.rules else "eager"),
         "seed": args.seed,
         "samples": args.samples,
-        "results": [_finite(_result(j)) for j in judged],
+        "results": results,
     }
 
 

@@ -79,7 +79,8 @@ def context(contracts: Contracts, tables: dict[str, dict], op_link) -> dict[str,
                 cells.append("failed")
             else:
                 mark = "" if float(found["max_ulp"]) <= contract.max_ulp else " **broken**"
-                cells.append(_ulp(found["max_ulp"]) + mark)
+                who = found.get("executed")  # a backend's table: who computed it, where not its target
+                cells.append(_ulp(found["max_ulp"]) + mark + (f" ({who})" if who not in (None, "target") else ""))
         rows.append({
             "op": contract.op, "link": op_link(contract.op), "dtype": contract.dtype,
             "contract": f"{contract.max_ulp:g}" + (" flush" if flush else "") + (" *" if contract.own_domain else ""),
