@@ -44,7 +44,10 @@ def step(name: str, command: list[str], cwd: Path, env: dict[str, str]) -> dict:
               "tail": (done.stdout + done.stderr).strip().splitlines()[-3:]}
     print(f"{name}: {wall} s, exit {done.returncode} (load {result['load_before']} -> {result['load_after']})")
     if done.returncode != 0:
-        print((done.stdout + done.stderr)[-3000:], file=sys.stderr)
+        lines = (done.stdout + done.stderr).splitlines()
+        failed = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]  # pytest's summary: what failed
+        result["failed"] = failed
+        print("\n".join(failed + ["..."] + lines[-40:]), file=sys.stderr)
     return result
 
 
