@@ -51,6 +51,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("src/opspec/conform/replay.py", "verdict"): _CASE,
     ("src/opspec/conform/expectations.py", "read"): "an entry of an expectation file (conformance/expectations)",
     ("src/opspec/reports/site/findings.py", "_finding"): "an entry of an expectation file (conformance/expectations)",
+    ("src/opspec/cli/accuracy.py", "_report"): "a measurement of an accuracy table (conformance/accuracy)",
+    ("src/opspec/reports/site/accuracy_page.py", "context"): "a measurement of an accuracy table (conformance/accuracy)",
     ("src/opspec/conform/functionalization.py", "read_findings"): "an entry of the functionalization findings file",
     ("src/opspec/spec/model.py", "CoreOp.from_dict"): _OPSET,
     ("src/opspec/spec/model.py", "VersionInfo.from_dict"): _OPSET,
