@@ -43,6 +43,7 @@ class MarkedList(list):
 
 # libyaml's parser when PyYAML has it (about 20x faster on the opset files); marks are the same.
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+PLAIN_LOADER = _BaseLoader  # plain data, no line marks: libyaml where PyYAML was built with it
 
 
 class _Loader(_BaseLoader):

@@ -16,6 +16,7 @@ import yaml
 
 from opspec.reports.site import results as results_mod
 from opspec.reports.site import sanitize
+from opspec.spec import yamlio
 
 FOLDER = "findings"
 # Who a finding is put on, in the order the pages show them; entries without one come last.
@@ -44,15 +45,12 @@ class BackendFindings:
     reports: tuple[str, ...]  # names of the published reports of the backend
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where PyYAML was built with it: no line marks needed
-
-
 def read(folder: Path, root: Path, results: results_mod.Results) -> tuple[list[BackendFindings], list[str]]:
     """Each expectation file of ``folder`` that names a backend; problems (unreadable files) as lines."""
     out, problems = [], []
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
         try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=yamlio.PLAIN_LOADER)
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
             problems.append(f"{path}: not readable as YAML: {sanitize.inline(str(err).splitlines()[0])}")
             continue
