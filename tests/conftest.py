@@ -1,10 +1,14 @@
 """Shared fixtures for opspec's own tests."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
+import filelock
 import pytest
 
 from opspec.spec import resources
@@ -19,10 +23,41 @@ def opset_copy(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def private_result_cache(tmp_path_factory, monkeypatch):
+def private_result_cache(tmp_path_factory, monkeypatch) -> Path:
     """Each test starts with an empty result cache (made only when written): a result kept by another test, or by
     whoever runs the tests, is never what a test sees."""
-    monkeypatch.setenv("OPSPEC_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "opspec-cache" / uuid.uuid4().hex))
+    folder = tmp_path_factory.getbasetemp() / "opspec-cache" / uuid.uuid4().hex
+    monkeypatch.setenv("OPSPEC_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def validate_parts_seed(tmp_path_factory) -> Path:
+    """The parts `opspec validate` keeps (with torch and without) after checking the bundled opset, computed once a
+    session: xdist workers share one folder, and the first to take its lock computes them."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = tmp_path_factory.getbasetemp().parent if worker else tmp_path_factory.getbasetemp()
+    seed = shared / "validate-parts-seed"
+    with filelock.FileLock(str(shared / "validate-parts-seed.lock")):
+        if not (seed / "done").exists():
+            env = {**os.environ, "OPSPEC_CACHE_DIR": str(seed)}
+            for torch_use in ([], ["--no-torch"]):  # its findings, if any, are the tests' to report
+                subprocess.run([sys.executable, "-m", "opspec", "validate", *torch_use], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            (seed / "done").touch()
+    return seed / "validate-parts"
+
+
+@pytest.fixture
+def warm_validate_parts(validate_parts_seed, private_result_cache) -> None:
+    """The test's own cache starts with the parts a validate of the bundled opset kept, as a user's does after
+    `make run`: an opset the test changed re-runs the parts its change touched (each part's key names what it
+    reads), and everything it reports comes from this run. The parts are linked, not copied: the cache replaces
+    a file it saves, so the seed is never written through."""
+    parts = private_result_cache / "validate-parts"
+    parts.mkdir(parents=True)
+    for kept in validate_parts_seed.glob("*.pickle"):
+        (parts / kept.name).symlink_to(kept)
 
 
 @pytest.fixture

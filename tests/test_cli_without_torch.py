@@ -11,6 +11,8 @@ import sys
 import pytest
 from opspec_fixtures import ROOT
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 NO_TORCH = """
 import sys
 sys.modules["torch"] = None

@@ -16,6 +16,8 @@ from opspec.cli import main
 from opspec.spec import load, manifests, resources
 from opspec.spec.model import CoreOp, Opset
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 VERSION = "2026.12"
 MODELS = "opspec.examples.models"
 REAL_LOAD_OPSET = load.load_opset  # before the fixture below swaps it for the CLI

@@ -19,6 +19,8 @@ from opspec.reports.site.generate import generate
 from opspec.spec import errata, load, manifests, resources, special_cases
 from opspec.spec.workspace import Workspace
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 ROOT = Path(__file__).resolve().parents[1]
 FINDING = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
 POW_WAS = "integer dtypes reject negative exponents"

@@ -10,6 +10,8 @@ import pytest
 
 from opspec.cli import build_parser, main
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = str(ROOT / "conformance" / "golden" / "2026.12" / "misc.pt2")
 
@@ -87,12 +89,12 @@ def test_golden_repeats_opset_and_takes_the_old_list_with_a_line(capsys):
 
 
 def test_validate_takes_opset_dir(capsys, opset_copy):
-    code, out, err = run(capsys, "validate", "--opset-dir", str(opset_copy), "--no-torch", "--no-cache")
+    code, out, err = run(capsys, "validate", "--opset-dir", str(opset_copy), "--no-torch")
     assert code == 0 and f"in {opset_copy}" in out and err == ""
 
 
 def test_validate_opset_path_still_works_and_says_so(capsys, opset_copy):
-    code, out, err = run(capsys, "validate", "--opset", str(opset_copy), "--no-torch", "--no-cache")
+    code, out, err = run(capsys, "validate", "--opset", str(opset_copy), "--no-torch")
     assert code == 0 and f"in {opset_copy}" in out
     assert err == "opspec validate: --opset is deprecated and goes in the next release; use --opset-dir PATH\n"
 

@@ -14,6 +14,8 @@ from opspec.cli import main
 from opspec.proposals import check as checking
 from opspec.proposals import from_drift
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 NEW = ("new", "--author", "Ada Lovelace", "--date", "2026-11-30")
 
 

@@ -8,6 +8,8 @@ import yaml
 from opspec.checks import prose_claims
 from opspec.spec.special_cases import load_special_cases
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

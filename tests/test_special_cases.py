@@ -14,6 +14,8 @@ from opspec.spec.special_cases import Latitude, SpecialCase
 from opspec.spec.yamlio import DataError, Mark
 from opspec.testing import special_cases as rows
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "special_cases"
 SRC = HERE.parent / "src"

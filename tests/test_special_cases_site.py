@@ -17,6 +17,8 @@ from opspec.reports.site import examples, version_matrix
 from opspec.reports.site.generate import generate
 from opspec.spec.workspace import Workspace
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 HERE = Path(__file__).resolve().parent
 ROWS = """ops:
   aten::abs:

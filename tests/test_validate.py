@@ -13,6 +13,8 @@ from opspec.checks.validate import validate
 from opspec.cli import main
 from opspec.spec import load, resources
 
+pytestmark = pytest.mark.usefixtures("warm_validate_parts")  # validate reuses the bundled opset's parts
+
 VERSION = [info.version for info in load.load_versions(resources.opset_root())][-1]  # the newest
 
 

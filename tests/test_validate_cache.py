@@ -90,8 +90,7 @@ def test_row_statuses_come_from_the_parts_validate_kept_and_match_a_fresh_run():
     """The site shows each row's status on the installed torch: it reads the verdicts validate kept per op (the
     same store, opened where validate keeps it) and runs only what is not there."""
     from opspec.checks import kept_rows, part_cache, special_cases as check
-    from opspec.cli import checkout
-    from opspec.spec import load, manifests, resources
+    from opspec.spec import load
     from opspec.spec.special_cases import load_special_cases
 
     newest = load.load_opset()
@@ -105,6 +104,3 @@ def test_row_statuses_come_from_the_parts_validate_kept_and_match_a_fresh_run():
 
     assert kept_rows.statuses(cases, check._hints(newest), "cpu", store, nothing_runs) == fresh
     assert set(fresh.values()) >= {"holds"} and len(fresh) == sum(map(len, cases.values()))
-    # the site opens the store validate writes for the bundled opset
-    assert part_cache.validate_place(checkout(None).opset, manifests.backends_dir(), True) == \
-        part_cache.validate_place(resources.opset_root(), manifests.backends_dir(), True)

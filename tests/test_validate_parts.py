@@ -175,3 +175,48 @@ def test_a_file_that_changes_while_it_is_read_is_not_kept(tmp_path):
         assert file_memo.recall(path, "reading", lambda: "read again") == "read again"
         assert file_memo.recall(path, "reading", lambda: "not read") == "read again"
     assert file_memo.recall(path, "reading", lambda: "no store: read") == "no store: read"
+
+
+def test_a_copy_elsewhere_reuses_the_parts_and_names_its_own_files(opset_copy, tmp_path, capsys, work):
+    """Parts are kept by what they read, not where it lies: a copy of the opset in another folder (a worktree, a
+    release being staged) parses nothing, runs no row and no formula again, and its findings name the copy."""
+    run(capsys, opset_copy, "--no-torch")
+    other = tmp_path / "elsewhere" / "opset"
+    other.parent.mkdir()
+    opset_copy.rename(other)
+    fresh(work)
+    edit(other / "descriptions.yaml", "Absolute value of each element;", "Absolute value of each element;;")
+    code, lines = run(capsys, other, "--no-torch")
+    assert fresh(work)["parsed"] == ["descriptions.yaml"]
+    assert code == 0 and f"in {other} (versions: " in lines[-1]
+    assert str(opset_copy) not in "\n".join(lines)
+    # a finding in the copy names the copy's file, at its line
+    edit(other / "errata.yaml", "      - row: pointwise-unary.yaml#sign-nan", "      - row: pointwise-unary.yaml#sign-nan-x")
+    code, lines = run(capsys, other, "--no-torch")
+    assert code == 1 and any(line.startswith(f"{other / 'errata.yaml'}:") for line in lines), lines
+    assert fresh(work)["parsed"] == ["errata.yaml"]
+
+
+def test_a_reading_kept_at_one_path_is_placed_at_the_path_read_now(tmp_path):
+    from opspec.spec.errors import Finding
+    from opspec.spec.yamlio import Mark
+
+    first, second = tmp_path / "a" / "data.yaml", tmp_path / "b" / "data.yaml"
+    for path in (first, second):
+        path.parent.mkdir()
+        path.write_text("a: 1\n")
+    store = part_cache.PartStore()
+
+    def reading(path: Path):
+        return (path, str(path), Finding(Mark(str(path), 1, 2), "as read"), Mark("other.yaml", 3, 4))
+
+    with file_memo.kept_in(store):
+        assert file_memo.recall(first, "reading", lambda: reading(first)) == reading(first)
+        assert file_memo.recall(second, "reading", lambda: "read again") == reading(second)
+        # a reading that names its path inside a message is kept at that path only
+        message = lambda path: Finding(Mark(str(path), 1, 1), f"see {path}")  # noqa: E731
+        (first.parent / "c.yaml").write_text("c: 1\n")
+        (second.parent / "c.yaml").write_text("c: 1\n")
+        assert file_memo.recall(first.parent / "c.yaml", "named", lambda: message(first.parent / "c.yaml")) \
+            == message(first.parent / "c.yaml")
+        assert file_memo.recall(second.parent / "c.yaml", "named", lambda: "read again") == "read again"

@@ -19,13 +19,13 @@ from opspec.spec.formulas import Formula, syntax_findings
 from opspec.spec.model import Opset
 
 
-def findings(root: Path, opset: Opset | None, cases: Mapping[str, tuple], parts: PartStore) -> list[Finding]:
+def findings(root: Path, opset: Opset, cases: Mapping[str, tuple], parts: PartStore) -> list[Finding]:
     """Every formula_check against the kernel (its syntax is checked without torch: :mod:`opspec.spec.formulas`);
     ``cases``: the root's special-case rows as read."""
     formulas, problems = syntax_findings(root)
     if problems:
         return problems
-    hints = {} if opset is None else {**{r.op: r.testing for r in opset.rules}, **{o.name: o.testing for o in opset.ops}}
+    hints = {**{r.op: r.testing for r in opset.rules}, **{o.name: o.testing for o in opset.ops}}
     found = []
     for formula in formulas:
         message = _message(formula, hints.get(formula.op), cases.get(formula.op, ()), parts)

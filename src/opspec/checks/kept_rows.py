@@ -3,12 +3,14 @@
 An op's verdicts depend on its rows as written, the op's testing hints (they pick the
 default dtypes) and the device; the installed torch is in the part store's key. The
 lines the rows stand on are not in the key, so an edit above them re-runs nothing: the
-verdicts are kept by row position and placed at this run's lines. The findings come in
+verdicts are kept by row position and placed at this run's lines. Nor is the folder:
+a copy of the opset elsewhere reuses them. The findings come in
 the order one run over every op gives.
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import PurePath
 from typing import Callable, Mapping
 
 from opspec.checks.part_cache import PartStore, part_key
@@ -48,8 +50,8 @@ def _verdicts(cases, hints, device: str, parts: PartStore, run) -> dict[str, Ver
 
 
 def _key(op: str, rows: tuple[SpecialCase, ...], hints: object, device: str) -> str:
-    """The rows as written (file, not line) and the op's hints."""
-    written = [f"{row.mark.path}\0{replace(row, mark=_NOWHERE)!r}" for row in rows]
+    """The rows as written (the file's name, not its folder or line) and the op's hints."""
+    written = [f"{PurePath(row.mark.path).name}\0{replace(row, mark=_NOWHERE)!r}" for row in rows]
     return part_key("special-case rows at every kernel path, with statuses", device, op, repr(hints), *written)
 
 

@@ -83,8 +83,14 @@ class PartStore:
 
 
 def validate_place(root: Path, backends: Path, use_torch: bool) -> str:
-    """Where ``opspec validate`` keeps its parts: per opset folder, manifests folder and torch use."""
+    """Where ``opspec validate`` keeps a clean report: per opset folder, manifests folder and torch use."""
     return f"{root}\0{backends}\0torch={use_torch}"
+
+
+def validate_parts_place(use_torch: bool) -> str:
+    """Where ``opspec validate`` keeps its parts: one place for every opset folder, since each part's key names
+    the data it reads, not where it lies (a copy of the opset reuses the parts of the original)."""
+    return f"parts of any opset folder\0torch={use_torch}"
 
 
 def validate_parts_key(place: str) -> str:
@@ -94,10 +100,10 @@ def validate_parts_key(place: str) -> str:
     return result_cache.key([resources.schema_dir()], [place, "parts"])
 
 
-def validate_store(root: Path, backends: Path) -> PartStore:
-    """The parts the last ``opspec validate`` with torch kept for ``root`` (empty when there are none), for a
-    command that needs the same verdicts (the site's row statuses) without computing them again."""
-    place = validate_place(root, backends, True)
+def validate_store() -> PartStore:
+    """The parts the last runs of ``opspec validate`` with torch kept (empty when there are none), for a command
+    that needs the same verdicts (the site's row statuses) without computing them again."""
+    place = validate_parts_place(True)
     return open_store("validate", place, validate_parts_key(place))
 
 

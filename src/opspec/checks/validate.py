@@ -145,10 +145,9 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
         report.findings += prose_claims.findings(root, rows[0])
     report.findings += accuracy.validate_findings(root, opsets[-1] if opsets else None,
                                                   facts.pointwise if facts is not None else None)
-    if use_torch:
+    if use_torch and opsets:  # formulas run with their ops' testing hints: only on clean data, as the rows
         cases, case_problems = rows
-        report.findings += kept_formulas.findings(root, opsets[-1] if opsets else None,
-                                                  {} if case_problems else cases, parts)
+        report.findings += kept_formulas.findings(root, opsets[-1], {} if case_problems else cases, parts)
     else:
         report.findings += formulas.syntax_findings(root)[1]
     return report

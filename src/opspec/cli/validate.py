@@ -71,14 +71,16 @@ def _report(root: Path, backends: Path, args):
             return Report.from_json(stored), True
         except ValueError:
             pass  # not a report: check afresh
-    parts_key = lambda: part_cache.validate_parts_key(place)  # noqa: E731
+    parts_place = part_cache.validate_parts_place(not args.no_torch)
+    parts_key = lambda: part_cache.validate_parts_key(parts_place)  # noqa: E731
     parts_before = None if args.no_cache else parts_key()
-    parts = part_cache.PartStore(keeping=False) if parts_before is None else part_cache.open_store("validate", place, parts_before)
+    parts = (part_cache.PartStore(keeping=False) if parts_before is None
+             else part_cache.open_store("validate", parts_place, parts_before))
     report = _checked(root, backends, args, parts)
     if before is not None and report.exit_code == 0 and key() == before:  # inputs edited during the run: not kept
         result_cache.store("validate", place, before, report.to_json())
     if parts_before is not None and parts_key() == parts_before:
-        part_cache.save("validate", place, parts_before, parts)
+        part_cache.save("validate", parts_place, parts_before, parts)
     return report, False
 
 

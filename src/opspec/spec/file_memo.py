@@ -3,17 +3,27 @@
 Parsing and schema-checking a data file depends on nothing but its bytes, the path its
 marks name, the schemas and the code that reads it. A caller whose store is kept under
 a key over the last two (``opspec validate``'s part store) wraps its work in
-:func:`kept_in`; every read inside asks the store for the file's path and digest first.
+:func:`kept_in`; every read inside asks the store for the file's digest first.
 Outside such a block, and for a file that cannot be read, the reader just runs. A file
 that changes while it is read is not kept: its result may belong to either content.
+
+A reading is kept apart from the place it was read at: the file's own path (in its marks,
+as a path or a string) is pickled as a token and put back as the path read now, so a
+copy of the opset elsewhere (a worktree, a release being staged, a test's copy) reuses
+what was read here. A reading that names its path some other way (inside a message) is
+kept under its path as well.
 """
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
+import pickle
 from contextvars import ContextVar
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Callable, Iterator, Protocol, TypeVar
+
+from opspec.spec.yamlio import Mark
 
 T = TypeVar("T")
 MISSING: Any = object()  # what a store's get answers for a key it does not hold
@@ -44,14 +54,61 @@ def recall(path: Path | str, what: str, compute: Callable[[], T]) -> T:
     before = _digest(path) if store is not None else None
     if before is None:
         return compute()
-    key = f"{what}\0{path}\0{before}"
-    found = store.get(key)
-    if found is not MISSING:
-        return found
+    place = str(path)
+    for key in (f"{what}\0{before}", f"{what}\0{place}\0{before}"):
+        found = store.get(key)
+        if found is not MISSING:
+            try:
+                return _Placing(io.BytesIO(found), place).load()
+            except Exception:  # a damaged part: read again
+                break
     value = compute()
     if _digest(path) == before:
-        store.put(key, value)
+        blob = _unplaced(value, place)
+        anywhere = place.encode("utf-8", "surrogatepass") not in blob  # no message names the path
+        store.put(f"{what}\0{before}" if anywhere else f"{what}\0{place}\0{before}", blob)
     return value
+
+
+def _unplaced(value: Any, place: str) -> bytes:
+    buffer = io.BytesIO()
+    _Unplacing(buffer, place).dump(value)
+    return buffer.getvalue()
+
+
+class _Unplacing(pickle.Pickler):
+    """Pickles a reading with its file's path as tokens: in a mark, as a path, as a string."""
+
+    def __init__(self, file, place: str):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._place = place
+
+    def persistent_id(self, obj: Any) -> Any:
+        kind = type(obj)
+        if kind is Mark and obj.path == self._place:
+            return ("mark", obj.line, obj.col)
+        if kind is str and obj == self._place:
+            return ("str",)
+        if isinstance(obj, PurePath) and str(obj) == self._place:
+            return ("path", kind)
+        return None
+
+
+class _Placing(pickle.Unpickler):
+    """Unpickles a reading at the path read now."""
+
+    def __init__(self, file, place: str):
+        super().__init__(file)
+        self._place = place
+
+    def persistent_load(self, token: tuple) -> Any:
+        if token[0] == "mark":
+            return Mark(self._place, token[1], token[2])
+        if token[0] == "str":
+            return self._place
+        if token[0] == "path":
+            return token[1](self._place)
+        raise pickle.UnpicklingError(f"unknown token {token[0]!r}")
 
 
 def _digest(path: Path | str) -> str | None:

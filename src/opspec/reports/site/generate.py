@@ -336,7 +336,7 @@ def _special_cases(ws: Workspace, newest: Opset, run_rows: bool, problems: list[
     from opspec.checks import part_cache, special_cases as check
 
     # what the last `opspec validate` of this opset kept is reused: rows it ran are not run again
-    parts = part_cache.validate_store(ws.opset, manifests.backends_dir())
+    parts = part_cache.validate_store()
     return cases, check.row_statuses(cases, newest, parts), torch_ops.version()
 
 
