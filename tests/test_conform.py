@@ -62,7 +62,7 @@ def conform(tmp_path: Path, *args: str) -> tuple[int, Path]:
 
 def test_every_fault_lands_on_its_own_case(tmp_path, capsys):
     code, path = conform(tmp_path, "--ops", ",".join(op.removeprefix("aten::") for op in EXPECTED),
-                         "--isolate", "--timeout", "20", "--no-expectations")
+                         "--isolate", "--timeout", "10", "--no-expectations")
     assert code == 1
     report = json.loads(path.read_text())
     validate(report)

@@ -8,6 +8,8 @@ by every opset version. This module reads and checks it; measuring is :mod:`opsp
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -174,6 +176,12 @@ def read(path: Path | None = None) -> tuple[Contracts, list[Finding]]:
     if findings or loaded.data is None:
         return Contracts(path=str(path)), sorted(findings, key=lambda f: (f.mark.line, f.mark.col))
     return _contracts(loaded.data, str(path)), []
+
+
+@functools.lru_cache(maxsize=1)
+def bundled_contracts() -> Contracts:
+    """The opset's own contracts, read once a process: what the judging of every case and measurement reads."""
+    return load_contracts()
 
 
 def load_contracts(path: Path | None = None) -> Contracts:

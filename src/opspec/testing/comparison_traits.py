@@ -16,7 +16,7 @@ from collections.abc import Iterator, Set
 def _named() -> dict[str, frozenset[str]]:
     from opspec.spec import accuracy
 
-    contracts = accuracy.load_contracts()
+    contracts = accuracy.bundled_contracts()
     return {"near_zero": frozenset(n.op for n in contracts.near_zero),
             "ill_conditioned": frozenset(n.op for n in contracts.ill_conditioned)}
 

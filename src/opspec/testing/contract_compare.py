@@ -14,7 +14,6 @@ measured at, keeps the comparison rule. An element is inside the domain where ev
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -36,15 +35,10 @@ def place(contract: UlpContract) -> str:
     return f"opset/{Path(contract.mark.path).name}#{contract.op}/{contract.dtype}"
 
 
-@functools.lru_cache(maxsize=1)
-def _contracts() -> spec_accuracy.Contracts:
-    return spec_accuracy.load_contracts()
-
-
 def contract_for(op: str, dtype: str) -> UlpContract | None:
     """The op's ULP contract in ``dtype`` where a reference function measures it: of one tensor or several, with
     the contract's fixed arguments. Ops with an error model or a bool result have none, and keep their judging."""
-    return _contracts().ulp_of(op, dtype) if op in FUNCTIONS else None
+    return spec_accuracy.bundled_contracts().ulp_of(op, dtype) if op in FUNCTIONS else None
 
 
 def operands_of_call(contract: UlpContract | None, args: Sequence[Any],

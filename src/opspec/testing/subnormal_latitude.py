@@ -12,7 +12,6 @@ report tells a backend that flushes from one that keeps them.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Callable
 
 import torch
@@ -24,9 +23,8 @@ from opspec.testing.compare import Comparison
 FLOATS = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 
 
-@functools.lru_cache(maxsize=1)
 def _opset_policy() -> Callable[[str], SubnormalPolicy]:
-    return spec_accuracy.load_contracts().policy_of
+    return spec_accuracy.bundled_contracts().policy_of
 
 
 def policy_of(dtype: str) -> SubnormalPolicy:
