@@ -1,6 +1,7 @@
 """Shared fixtures for opspec's own tests."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -42,10 +43,20 @@ def validate_parts_seed(tmp_path_factory) -> Path:
         if not (seed / "done").exists():
             env = {**os.environ, "OPSPEC_CACHE_DIR": str(seed)}
             for torch_use in ([], ["--no-torch"]):  # its findings, if any, are the tests' to report
-                subprocess.run([sys.executable, "-m", "opspec", "validate", *torch_use], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                run = subprocess.run([sys.executable, "-m", "opspec", "validate", *torch_use], env=env,
+                                     capture_output=True, text=True, check=False)
+                if not torch_use:  # the first run from an empty cache: every check ran, as a newcomer's first
+                    (seed / "first-run.json").write_text(json.dumps({"returncode": run.returncode,
+                                                                     "output": run.stdout + run.stderr}))
             (seed / "done").touch()
     return seed / "validate-parts"
+
+
+@pytest.fixture(scope="session")
+def first_validate(validate_parts_seed) -> dict:
+    """What `opspec validate` printed, and its exit code, run in a fresh process from an empty cache (the run that
+    made the parts seed): {"returncode": int, "output": stdout and stderr}."""
+    return json.loads((validate_parts_seed.parent / "first-run.json").read_text())
 
 
 @pytest.fixture

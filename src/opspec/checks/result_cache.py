@@ -24,7 +24,7 @@ from opspec.spec import atomic, resources
 CACHE_ENV = "OPSPEC_CACHE_DIR"
 SOURCE = resources.PACKAGE  # opspec's own code, part of every key
 # Packages whose version can change a verdict: kernels, drawn inputs, schema checks, YAML parsing.
-PACKAGES = ("torch", "hypothesis", "jsonschema", "referencing", "PyYAML", "numpy")
+PACKAGES = ("torch", "hypothesis", "jsonschema", "jsonschema-rs", "referencing", "PyYAML", "numpy")
 # Environment variables that steer kernels (CPU capability, threads, devices) or torch itself.
 ENVIRONMENT_PREFIXES = ("ATEN_", "CUDA_", "MKL_", "OMP_", "PYTORCH_", "TORCH_")
 
