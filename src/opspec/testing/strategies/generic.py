@@ -291,14 +291,18 @@ def assemble(op: str, arguments: tuple[Argument, ...], chosen: dict) -> Call:
 CustomStrategy = Callable[[Drawer], dict]
 
 
+@st.composite
+def draw_call(draw, op: str, arguments: tuple[Argument, ...], hints: TestingHints, dtype: torch.dtype, device: str,
+              custom: CustomStrategy | None) -> Call:
+    d = Drawer(draw, op, hints, dtype, device)
+    chosen = dict(custom(d)) if custom else {}
+    fill_tensors(d, arguments, chosen)
+    fill_others(d, arguments, chosen)
+    return assemble(op, arguments, chosen)
+
+
 def call_strategy(op: str, arguments: tuple[Argument, ...], hints: TestingHints, dtype: torch.dtype, device: str,
                   custom: CustomStrategy | None) -> st.SearchStrategy[Call]:
-    @st.composite
-    def draw_call(draw) -> Call:
-        d = Drawer(draw, op, hints, dtype, device)
-        chosen = dict(custom(d)) if custom else {}
-        fill_tensors(d, arguments, chosen)
-        fill_others(d, arguments, chosen)
-        return assemble(op, arguments, chosen)
-
-    return draw_call()
+    # one composite for every op, its parameters passed in: defining one per call had hypothesis read and parse
+    # its source each time (about a millisecond a strategy, thousands of strategies a run)
+    return draw_call(op, arguments, hints, dtype, device, custom)
