@@ -21,7 +21,8 @@ def add_parser(subparsers) -> None:
         "decomposition targets, released-version digests, and the installed torch's schemas. "
         "A clean result is kept in opspec's cache and reused while nothing it depends on has changed "
         "(the data, opspec, torch and the packages that decide verdicts); after an edit only the parts it "
-        "touched run again (a file's parsing, an op's special-case rows, a formula).",
+        "touched run again (a file's parsing, an op's special-case rows, a formula), and a copy of the opset "
+        "in another folder reuses the parts of the original.",
     )
     parser.add_argument("--opset-dir", type=pathargs.input_folder, metavar="PATH",
                         help="opset folder to check (default: the bundled one)")
