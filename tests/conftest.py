@@ -41,6 +41,7 @@ def validate_parts_seed(tmp_path_factory) -> Path:
     seed = shared / "validate-parts-seed"
     with filelock.FileLock(str(shared / "validate-parts-seed.lock")):
         if not (seed / "done").exists():
+            seed.mkdir(exist_ok=True)  # there even if validate dies before keeping anything
             env = {**os.environ, "OPSPEC_CACHE_DIR": str(seed)}
             for torch_use in ([], ["--no-torch"]):  # its findings, if any, are the tests' to report
                 run = subprocess.run([sys.executable, "-m", "opspec", "validate", *torch_use], env=env,

@@ -9,7 +9,6 @@ by every opset version. This module reads and checks it; measuring is :mod:`opsp
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping

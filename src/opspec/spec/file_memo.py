@@ -55,7 +55,8 @@ def recall(path: Path | str, what: str, compute: Callable[[], T]) -> T:
     if before is None:
         return compute()
     place = str(path)
-    for key in (f"{what}\0{before}", f"{what}\0{place}\0{before}"):
+    anywhere, here = f"{what}\0{before}", f"{what}\0{place}\0{before}"
+    for key in (anywhere, here):
         found = store.get(key)
         if found is not MISSING:
             try:
@@ -65,8 +66,8 @@ def recall(path: Path | str, what: str, compute: Callable[[], T]) -> T:
     value = compute()
     if _digest(path) == before:
         blob = _unplaced(value, place)
-        anywhere = place.encode("utf-8", "surrogatepass") not in blob  # no message names the path
-        store.put(f"{what}\0{before}" if anywhere else f"{what}\0{place}\0{before}", blob)
+        named_inside = place.encode("utf-8", "surrogatepass") in blob  # a message names the path
+        store.put(here if named_inside else anywhere, blob)
     return value
 
 
