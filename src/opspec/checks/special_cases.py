@@ -15,7 +15,9 @@ Rows of an op torch tags pointwise run again past the vector width and broadcast
 (:mod:`opspec.testing.row_paths`): a row holds at every kernel path or says where it
 does not. Rows of inputs out of contract (class ``out-of-contract``: an index past the
 plane) can corrupt the heap instead of raising, so on CPU each runs in a forked child
-(:mod:`opspec.testing.contained`) and a corruption ends the child, not the check.
+(:mod:`opspec.testing.contained`) and a corruption ends the child, not the check. Such a
+row stated ``undefined`` is false only where torch checks the inputs: a raise counts when
+a new interpreter running the call alone raises too.
 """
 from __future__ import annotations
 
@@ -181,15 +183,54 @@ def _contained(case: SpecialCase, op, dtypes: list[str]) -> dict:
     so each of its dtypes gets a child of its own."""
     from opspec.testing import contained, special_cases as rows
 
-    calls = {}
+    made = {}
     for dtype in dtypes:
         try:
-            calls[dtype] = _call(op, *rows.materialize(case, op, dtype))
+            made[dtype] = rows.materialize(case, op, dtype)
         except rows.CaseError:
             continue
+    calls = {dtype: _call(op, *inputs) for dtype, inputs in made.items()}
     if case.undefined:
-        return {dtype: contained.run(call, rows.show) for dtype, call in calls.items()}
+        answers = {dtype: contained.run(call, rows.show) for dtype, call in calls.items()}
+        # A raise tells that torch checks the inputs only where a process that ran nothing before the call raises
+        # too: a call that wrote outside its buffers can raise from what it overwrote, and what it overwrites is
+        # whatever the process held (torch 2.9 raised "tensor does not have a device" after some runs, not others).
+        return {dtype: _in_a_fresh_process(op, *made[dtype]) if answer.kind == "raised" else answer
+                for dtype, answer in answers.items()}
     return dict(zip(calls, contained.run_each(list(calls.values()), rows.show)))
+
+
+FRESH_CALL = """
+import json, pickle, sys
+import torch
+from opspec.bridge import torch_ops
+from opspec.testing import contained, special_cases as rows
+name, args, kwargs = pickle.load(sys.stdin.buffer)
+with torch.no_grad():
+    answer = contained.answer(lambda: torch_ops.resolve(name)(*args, **kwargs), rows.show)
+sys.stdout.write(json.dumps(answer))
+sys.stdout.flush()
+contained.churn()
+"""
+
+
+def _in_a_fresh_process(op, args: tuple, kwargs: dict):
+    """What the row's call does in a new interpreter that runs nothing else (a Contained answer)."""
+    import pickle
+
+    from opspec.testing import contained
+
+    try:
+        done = subprocess.run([sys.executable, "-c", FRESH_CALL], capture_output=True, timeout=contained.WAIT_S + 60,
+                              input=pickle.dumps((torch_ops.op_name(op), args, kwargs)))
+    except subprocess.TimeoutExpired:
+        return contained.Contained("no answer", "", f"killed after hanging for {contained.WAIT_S + 60} s")
+    ended = f"exit {done.returncode}" if done.returncode >= 0 else contained.ended_by_signal(-done.returncode)
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        return contained.Contained("no answer", "", ended)
+    return contained.Contained(answer["kind"], answer["detail"], ended, tuple(answer.get("classes", ())))
 
 
 def _call(op, args: tuple, kwargs: dict):

@@ -50,8 +50,8 @@ def run_each(calls: list[Callable[[], Any]], show: Callable[[Any], str]) -> list
         code = 0
         try:
             for call in calls:
-                os.write(writer, (json.dumps(_answer(call, show)) + "\n").encode())
-                _churn()
+                os.write(writer, (json.dumps(answer(call, show)) + "\n").encode())
+                churn()
         except BaseException:  # noqa: BLE001 - nothing may escape into the parent's code
             code = 70
         finally:
@@ -75,7 +75,7 @@ def run_each(calls: list[Callable[[], Any]], show: Callable[[Any], str]) -> list
     return found + [Contained("no answer", "", ended)] * (len(calls) - len(found))
 
 
-def _answer(call: Callable[[], Any], show: Callable[[Any], str]) -> dict:
+def answer(call: Callable[[], Any], show: Callable[[Any], str]) -> dict:
     try:
         return {"kind": "returned", "detail": show(call())}
     except Exception as err:  # the exception is the answer
@@ -83,7 +83,7 @@ def _answer(call: Callable[[], Any], show: Callable[[Any], str]) -> dict:
         return {"kind": "raised", "detail": show(err), "classes": classes}
 
 
-def _churn() -> None:
+def churn() -> None:
     """Allocate and free some memory of several sizes: glibc checks the chunks it touches."""
     import torch
 
@@ -98,6 +98,9 @@ def _hung(signum, frame):
 
 def _ended(status: int) -> str:
     if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        return f"killed by {signal.Signals(number).name}"
+        return ended_by_signal(os.WTERMSIG(status))
     return f"exit {os.WEXITSTATUS(status)}"
+
+
+def ended_by_signal(number: int) -> str:
+    return f"killed by {signal.Signals(number).name}"
