@@ -37,10 +37,10 @@ def _replace(path: Path, old: str, new: str) -> None:
 EDITS = {
     "a special-case row's claim": ("special_cases/pointwise-unary.yaml", "says: The absolute value of -0.0 is +0.0.",
                                    "says: The absolute value of -0.0 is +0.0 (edit {n})."),
-    "a description's prose": ("descriptions.yaml", "description: Absolute value of each element;",
-                              "description: Absolute value of each element (edit {n});"),
-    "a formula_check": ("descriptions.yaml", "formula_check: torch.where(self < 0, -self, self)",
-                        "formula_check: torch.where(self < 0, -self, self) + 0.0 * {n}"),
+    "a description's prose": ("descriptions.yaml", "description: 'Absolute value of each element;",
+                              "description: 'Absolute value of each element (edit {n});"),
+    "a formula_check": ("descriptions.yaml", "else torch.where(self < 0, -self, self)",
+                        "else torch.where(self < 0 * {n}, -self, self)"),
     "the draft's core_ops.yaml": (f"{DRAFT}/core_ops.yaml", "rationale: Absolute value is a single instruction",
                                    "rationale: Absolute value (edit {n}) is a single instruction"),
     "an erratum's text": ("errata.yaml", "now: torch.sign(NaN) is 0 in torch,", "now: torch.sign(NaN) is 0 (edit {n}) in torch,"),
@@ -101,6 +101,8 @@ def main() -> None:
         for name, (file, old, new) in EDITS.items():
             path = opset / file
             original = path.read_text(encoding="utf-8")
+            if original.count(old) != 1:  # an edit that misses times an unchanged run under its name
+                raise SystemExit(f"{path}: the text to edit is not there once: {old!r}")
             timed(validate, env)  # the state before the edits is kept
             case(f"after {name}", lambda n: path.write_text(original.replace(old, new.format(n=n), 1), encoding="utf-8"))
             path.write_text(original, encoding="utf-8")

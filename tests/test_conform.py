@@ -105,6 +105,7 @@ def test_expectations_turn_failures_into_xfail_and_flag_stale_ones(tmp_path, cap
     assert report["warnings"]
 
 
+@pytest.mark.sweep  # a run killed on purpose, then resumed: `make sweep`
 def test_a_killed_run_resumes_to_a_valid_report(tmp_path):
     report = tmp_path / "report.json"
     journal = report.with_suffix(".jsonl")

@@ -26,6 +26,7 @@ def conform(path: Path, *args: str) -> tuple[int, dict | None]:
     return code, json.loads(path.read_text()) if path.exists() else None
 
 
+@pytest.mark.sweep  # two whole runs, one worker and two, compared: `make sweep`
 def test_two_workers_give_the_verdicts_of_one(tmp_path, capsys):
     args = ["--backend", "aot_eager", "--ops", "abs,add.Tensor,amax,cumsum,sort,where.self",
             "--dtypes", "float32", "int64", "bfloat16", "--isolate"]

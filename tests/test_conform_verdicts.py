@@ -78,6 +78,7 @@ def replays(record: dict) -> str:
     return done.stdout.split(":")[0]
 
 
+@pytest.mark.sweep  # a worker killed on purpose, one run of its own: `make sweep`
 def test_a_killed_worker_leaves_no_semaphore_behind(tmp_path):
     """A worker that dies holding a multiprocessing lock (tqdm's, under torch.fx) must not leave a named semaphore
     for Python's resource tracker to clean up and warn about when the run ends."""
@@ -214,6 +215,7 @@ def test_a_crash_records_its_inputs_and_is_checked_against_the_front_end(tmp_pat
     assert (record["status"], record["blame"], record["blame_stage"]) == ("crash", "frontend", "front end")
 
 
+@pytest.mark.sweep  # two whole runs in two orders compared: `make sweep`
 def test_shuffled_runs_agree_case_for_case(tmp_path):
     ops = "relu,ceil,neg,exp,floor"
     runs = []

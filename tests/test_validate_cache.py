@@ -14,7 +14,8 @@ from opspec.cli import validate as validate_cli
 SUMMARY_TIME = re.compile(r"; \d+\.\d+s(, unchanged since the last run)?\)$")
 
 
-pytestmark = pytest.mark.usefixtures("steady_source")  # opspec's source held still (conftest.py)
+# A test that changes opspec's source holds it still first (steady_source, conftest.py); the others start from the
+# parts a validate of the bundled opset kept (warm_validate_parts): the whole result is what they are about.
 
 
 def run(capsys, *argv: str) -> tuple[int, list[str], bool]:
@@ -29,6 +30,7 @@ def stored(cache: Path) -> list[Path]:
     return sorted((cache / "validate").glob("*.json")) if (cache / "validate").is_dir() else []
 
 
+@pytest.mark.usefixtures("warm_validate_parts")
 def test_the_opset_reused_prints_what_a_full_run_prints(opset_copy, capsys):
     fresh = run(capsys, "--opset-dir", str(opset_copy))
     assert fresh[0] == 0 and not fresh[2]
@@ -58,6 +60,7 @@ def test_a_clean_result_is_reused_until_an_input_changes_and_findings_are_never_
     assert run(capsys, "--opset-dir", str(opset_copy), "--no-torch") == (*clean[:2], False)
 
 
+@pytest.mark.usefixtures("warm_validate_parts")
 def test_a_corrupt_or_unwritable_cache_changes_nothing(opset_copy, capsys, tmp_path, monkeypatch):
     expected = run(capsys, "--opset-dir", str(opset_copy), "--no-torch", "--no-cache")
     cache = Path(result_cache.folder())

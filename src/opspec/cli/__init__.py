@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from opspec.cli import pathargs
@@ -81,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # opspec's draws come from its own strategies; hypothesis would otherwise scan every installed package's
+    # metadata for plugins at import (about 0.3 s), and a plugin could change what a command draws.
+    os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     code = 1

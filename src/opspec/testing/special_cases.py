@@ -10,10 +10,11 @@ which compares two runs within tolerances.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import torch
 
@@ -75,6 +76,7 @@ def applies(case: SpecialCase, torch_version: str, device: str = "cpu") -> bool:
 
 # --- values ---------------------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)  # a row's literal names these thousands of times; finfo is not free
 def special_value(name: str, dtype: torch.dtype) -> Any:
     """A special name's value in ``dtype`` (README: nan, inf, max, tiny, subnormal, ...)."""
     if name in STRICT_ZEROS:
@@ -226,6 +228,28 @@ def _show_number(value: Any) -> str:
     return repr(value)
 
 
+def _number_pieces(item: Any) -> Iterator[str]:
+    """A nested list's text, a piece at a time: brackets, separators and numbers."""
+    if not isinstance(item, list):
+        yield _show_number(item)
+        return
+    yield "["
+    for position, inner in enumerate(item):
+        if position:
+            yield ", "
+        yield from _number_pieces(inner)
+    yield "]"
+
+
+def _pieces_up_to(pieces: Iterable[str], length: int) -> Iterator[str]:
+    """The pieces until ``length`` characters are out: a large tensor's text is cut short anyway."""
+    for piece in pieces:
+        yield piece
+        length -= len(piece)
+        if length <= 0:
+            return
+
+
 def show(value: Any, limit: int = 200) -> str:
     """An output as one line, every float at full precision, its dtype named."""
     if isinstance(value, BaseException):
@@ -234,12 +258,7 @@ def show(value: Any, limit: int = 200) -> str:
         return "(" + ", ".join(show(v, limit) for v in value) + ")"
     if isinstance(value, torch.Tensor):
         data = value.detach().cpu()
-        listed = data.tolist()
-
-        def walk(item: Any) -> str:
-            return "[" + ", ".join(walk(i) for i in item) + "]" if isinstance(item, list) else _show_number(item)
-
-        text = walk(listed)
+        text = "".join(_pieces_up_to(_number_pieces(data.tolist()), limit + 1))
         if len(text) > limit:
             text = text[: limit - 3] + "..."
         shape = f" shape {list(data.shape)}" if data.numel() == 0 or data.dim() > 1 else ""
