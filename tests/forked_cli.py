@@ -17,7 +17,8 @@ from pathlib import Path
 
 DRIVER = r"""
 import json, os, sys, tempfile, traceback
-from opspec.cli import main
+from opspec.cli import build_parser, main
+build_parser()  # every subcommand's module imported here, once, not in each child
 
 def run(argv):
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -143,12 +141,6 @@ def _cases():
 CASES = list(_cases())
 
 
-def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    return subprocess.run([sys.executable, "-m", "opspec", *argv], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
-
-
 def _tree(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
@@ -190,10 +182,11 @@ def test_missing_output_folders_are_created_and_removed_on_failure(tmp_path):
         (["drift", "--opset", "1999.01", "--propose", "new/sub/proposals"], "unknown opset version"),
         (["site", "--root", str(tmp_path), "build", "--out", "new/sub/site"], "not an opspec checkout"),
     ]
+    results = forked_cli.run_all([argv for argv, _ in cases], tmp_path, SRC)  # one after another
     for argv, line in cases:
-        done = _run(argv, tmp_path)
+        done = results[tuple(argv)]
         assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and line in done.stderr, done.stderr
-        assert _tree(tmp_path) == {"afile"}, argv
+    assert _tree(tmp_path) == {"afile"}  # nothing any of them made is left
 
 
 def test_report_in_a_missing_folder_runs_and_writes_there(tmp_path, capsys):
@@ -236,7 +229,8 @@ def test_paths_a_command_derives_are_checked_too(tmp_path):
         (["conform", "--backend", "eager", "--report", "r.json"], "r.log: is a folder, not a file"),
     ]
     before = _tree(tmp_path)
+    results = forked_cli.run_all([argv for argv, _ in cases], tmp_path, SRC)  # one after another
     for argv, line in cases:
-        done = _run(argv, tmp_path)
+        done = results[tuple(argv)]
         assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and line in done.stderr, done.stderr
-        assert _tree(tmp_path) == before, argv
+    assert _tree(tmp_path) == before  # nothing any of them made is left
