@@ -60,15 +60,19 @@ def conform(tmp_path: Path, *args: str) -> tuple[int, Path]:
     return code, report
 
 
-def test_every_fault_lands_on_its_own_case(tmp_path, capsys):
-    code, path = conform(tmp_path, "--ops", ",".join(op.removeprefix("aten::") for op in EXPECTED),
+# The hang costs its timeout twice (a timeout is confirmed in a fresh worker): in `make sweep`, with the pools'
+# other hangs; `make test` runs every other fault.
+@pytest.mark.parametrize("hang", [False, pytest.param(True, marks=pytest.mark.sweep)], ids=["no-hang", "hang"])
+def test_every_fault_lands_on_its_own_case(tmp_path, capsys, hang):
+    expected = {op: status for op, status in EXPECTED.items() if hang or status != "timeout"}
+    code, path = conform(tmp_path, "--ops", ",".join(op.removeprefix("aten::") for op in expected),
                          "--isolate", "--timeout", "10", "--no-expectations")
     assert code == 1
     report = json.loads(path.read_text())
     validate(report)
     started = datetime.datetime.strptime(report["date"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
     assert datetime.timedelta(0) <= datetime.datetime.now(datetime.timezone.utc) - started < datetime.timedelta(hours=1)
-    assert statuses(report) == EXPECTED
+    assert statuses(report) == expected
     by_op = {r["op"]: r for r in report["results"]}
     assert "SIGSEGV" in by_op["aten::sin"]["message"]
     assert "dtype" in by_op["aten::neg"]["message"]
