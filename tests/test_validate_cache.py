@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -107,3 +108,29 @@ def test_row_statuses_come_from_the_parts_validate_kept_and_match_a_fresh_run():
 
     assert kept_rows.statuses(cases, check._hints(newest), "cpu", store, nothing_runs) == fresh
     assert set(fresh.values()) >= {"holds"} and len(fresh) == sum(map(len, cases.values()))
+
+
+def test_a_file_rewritten_within_the_clocks_tick_changes_the_key(tmp_path, monkeypatch):
+    """A file's digest is reused while its stamp (change time, size, inode) holds, except for a file changed in the
+    last seconds: a second write of the same size within one tick of the clock keeps the stamp."""
+    data = tmp_path / "data"
+    data.mkdir()
+    kept = data / "a.yaml"
+
+    def rewrite(text: str, stamp: int) -> None:
+        kept.write_text(text)
+        os.utime(kept, ns=(stamp, stamp))  # the same stamp, as a write within the tick leaves it
+
+    kept.write_text("a: 1\n")
+    stamp = kept.stat().st_mtime_ns
+    first = result_cache.key([data], [])
+    rewrite("a: 2\n", stamp)
+    second = result_cache.key([data], [])
+    assert second != first  # changed just now: read again whatever its stamp says
+
+    monkeypatch.setattr(result_cache, "RACY_S", -1)  # as if the file were older than the clock's tick
+    assert result_cache.key([data], []) == second
+    rewrite("a: 3\n", stamp)
+    assert result_cache.key([data], []) == second  # an old stamp held: the digest kept is used, bytes unread
+    rewrite("a: 3\n", stamp + 1)
+    assert result_cache.key([data], []) not in (first, second)  # a new stamp is read again

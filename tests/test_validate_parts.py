@@ -2,11 +2,13 @@
 run without the cache prints."""
 from __future__ import annotations
 
+import hashlib
 import pickle
 import re
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from opspec_fixtures import reopen_newest
@@ -219,3 +221,36 @@ def test_a_reading_kept_at_one_path_is_placed_at_the_path_read_now(tmp_path):
         assert file_memo.recall(first.parent / "c.yaml", "named", lambda: message(first.parent / "c.yaml")) \
             == message(first.parent / "c.yaml")
         assert file_memo.recall(second.parent / "c.yaml", "named", lambda: "read again") == "read again"
+
+
+def test_a_reading_is_read_back_as_kept_where_it_was_read_and_placed_again_elsewhere(tmp_path):
+    """Read again at its own path, a reading is unpickled as kept (no token to put back); a copy elsewhere still
+    gets it re-placed, and a damaged copy as read falls back to the re-placing one, then to a fresh read."""
+    from opspec.spec.yamlio import Mark
+
+    first, second = tmp_path / "a" / "data.yaml", tmp_path / "b" / "data.yaml"
+    for path in (first, second):
+        path.parent.mkdir()
+        path.write_text("a: 1\n")
+    store = part_cache.PartStore()
+    reading = lambda path: (str(path), Mark(str(path), 1, 2))  # noqa: E731
+
+    class Counting(file_memo._Placing):
+        loads = 0
+
+        def load(self):
+            Counting.loads += 1
+            return super().load()
+
+    with file_memo.kept_in(store), mock.patch.object(file_memo, "_Placing", Counting):
+        file_memo.recall(first, "reading", lambda: reading(first))
+        assert file_memo.recall(first, "reading", lambda: "read again") == reading(first)
+        assert Counting.loads == 0  # as kept, path and all
+        assert file_memo.recall(second, "reading", lambda: "read again") == reading(second)
+        assert Counting.loads == 1  # placed at the copy's path
+        assert file_memo.recall(second, "reading", lambda: "read again") == reading(second)
+        assert Counting.loads == 1  # and kept there as read from then on
+        digest = hashlib.sha256(first.read_bytes()).hexdigest()
+        store.put(f"reading\0{first}\0{digest}\0as read", b"not a pickle")
+        assert file_memo.recall(first, "reading", lambda: "read again") == reading(first)
+        assert Counting.loads == 2

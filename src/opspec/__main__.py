@@ -1,5 +1,3 @@
-import sys
+from opspec.cli import run
 
-from opspec.cli import main
-
-sys.exit(main())
+run()

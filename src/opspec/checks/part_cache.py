@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from opspec.checks import result_cache
+from opspec.spec.gc_paused import gc_paused
 from opspec.spec import atomic
 from opspec.spec.file_memo import MISSING
 
@@ -47,7 +48,8 @@ class PartStore:
         if blob is None:
             return MISSING
         try:
-            value = pickle.loads(blob)
+            with gc_paused():
+                value = pickle.loads(blob)
         except Exception:  # a damaged part, or one pickled by other code: computed again
             return MISSING
         self._used[key] = blob

@@ -10,12 +10,14 @@ the check then runs as if there were none.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
 import os
 import platform
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -45,8 +47,29 @@ def key(inputs: Iterable[Path], facts: Iterable[str]) -> str:
     for root in [*inputs, SOURCE]:
         digest.update(str(root).encode() + b"\0")
         for path in _files(Path(root)):
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + _file_digest(path) + b"\0")
     return digest.hexdigest()
+
+
+_read: dict[Path, tuple[tuple[int, int, int], bytes]] = {}  # path -> (its stat when read, digest of its bytes)
+
+
+def _file_digest(path: Path) -> bytes:
+    """sha256 of the file's bytes, read again only when its size, change time or inode moved since the last read in
+    this process (one validate keys several results over the same source). As git does with its index, a file
+    changed in the last RACY_S seconds is always read: a second write within the clock's tick keeps its stamp."""
+    status = path.stat()
+    stamp = (status.st_mtime_ns, status.st_size, status.st_ino)
+    known = _read.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    digest = hashlib.sha256(path.read_bytes()).digest()
+    if time.time_ns() - status.st_mtime_ns > RACY_S * 1e9:
+        _read[path] = (stamp, digest)
+    return digest
+
+
+RACY_S = 2
 
 
 def _files(root: Path) -> list[Path]:
@@ -58,13 +81,19 @@ def _files(root: Path) -> list[Path]:
 
 
 def _environment() -> list[str]:
-    facts = [sys.version, platform.machine(), platform.node(), str(os.cpu_count())]
+    facts = [sys.version, platform.machine(), platform.node(), str(os.cpu_count()), *_installed()]
+    return facts + sorted(f"{name}={value}" for name, value in os.environ.items() if name.startswith(ENVIRONMENT_PREFIXES))
+
+
+@functools.lru_cache(maxsize=None)  # what is installed does not change under a running process
+def _installed() -> tuple[str, ...]:
+    found = []
     for package in PACKAGES:
         try:
-            facts.append(f"{package}=={importlib.metadata.version(package)}")
+            found.append(f"{package}=={importlib.metadata.version(package)}")
         except importlib.metadata.PackageNotFoundError:
-            facts.append(f"{package} absent")
-    return facts + sorted(f"{name}={value}" for name, value in os.environ.items() if name.startswith(ENVIRONMENT_PREFIXES))
+            found.append(f"{package} absent")
+    return tuple(found)
 
 
 def _slot(check: str, place: str) -> Path:

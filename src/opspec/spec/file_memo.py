@@ -11,7 +11,8 @@ A reading is kept apart from the place it was read at: the file's own path (in i
 as a path or a string) is pickled as a token and put back as the path read now, so a
 copy of the opset elsewhere (a worktree, a release being staged, a test's copy) reuses
 what was read here. A reading that names its path some other way (inside a message) is
-kept under its path as well.
+kept under its path as well. Beside it the reading is kept as read, for the next read at the same
+path: unpickled as it is, without a token put back at every mark.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path, PurePath
 from typing import Any, Callable, Iterator, Protocol, TypeVar
 
+from opspec.spec.gc_paused import gc_paused
 from opspec.spec.yamlio import Mark
 
 T = TypeVar("T")
@@ -56,18 +58,33 @@ def recall(path: Path | str, what: str, compute: Callable[[], T]) -> T:
         return compute()
     place = str(path)
     anywhere, here = f"{what}\0{before}", f"{what}\0{place}\0{before}"
+    as_read = f"{here}\0as read"  # the reading as pickled here, path and all: loads at C speed, no re-placing
+    found = store.get(as_read)
+    if found is not MISSING:
+        try:
+            with gc_paused():
+                value = pickle.loads(found)
+        except Exception:  # a damaged part: read again
+            value = MISSING
+        if value is not MISSING:
+            store.get(anywhere)  # still in use: kept for copies elsewhere as long as it is here
+            return value
     for key in (anywhere, here):
         found = store.get(key)
         if found is not MISSING:
             try:
-                return _Placing(io.BytesIO(found), place).load()
+                with gc_paused():
+                    value = _Placing(io.BytesIO(found), place).load()
             except Exception:  # a damaged part: read again
                 break
+            store.put(as_read, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            return value
     value = compute()
     if _digest(path) == before:
         blob = _unplaced(value, place)
         named_inside = place.encode("utf-8", "surrogatepass") in blob  # a message names the path
         store.put(here if named_inside else anywhere, blob)
+        store.put(as_read, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     return value
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from opspec.spec.gc_paused import gc_paused
+
 
 @dataclass(frozen=True)
 class Mark:
@@ -112,7 +114,8 @@ def load_text(text: str, path: str, *, comments_after_values: bool = True) -> An
     loader.name = path
     loader.lines = None if comments_after_values else text.splitlines()
     try:
-        return loader.get_single_data()
+        with gc_paused():  # a document is hundreds of thousands of objects, none of them garbage
+            return loader.get_single_data()
     except DataError:
         raise
     except yaml.MarkedYAMLError as err:
