@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import gc
 import os
 import shutil
 import subprocess
@@ -83,3 +84,10 @@ def steady_source(tmp_path, monkeypatch) -> Path:
     (source / "module.py").write_text("VALUE = 1\n")
     monkeypatch.setattr(result_cache, "SOURCE", source)
     return source
+
+
+def pytest_collection_finish(session):
+    """What collection built (torch's modules, every parametrized case) lives to the end of the session: the cyclic
+    collector leaves it out from here on, so a test's collections walk what tests made, not the whole heap."""
+    gc.collect()
+    gc.freeze()

@@ -16,6 +16,7 @@ from opspec.checks.formula_verdicts import first_message
 from opspec.checks.part_cache import PartStore, part_key
 from opspec.spec.errors import Finding
 from opspec.spec.formulas import Formula, syntax_findings
+from opspec.spec.gc_paused import heap_frozen
 from opspec.spec.model import Opset
 
 
@@ -53,5 +54,5 @@ def _checked(verdict: str, formula: Formula, data):
     from opspec.testing import native_warnings
 
     # Drawn inputs reach the kernels' edges (var of one element: their C++ warnings are noise), on small tensors.
-    with native_warnings.held_back(), torch_ops.single_threaded():
+    with native_warnings.held_back(), torch_ops.single_threaded(), heap_frozen():
         return getattr(formulas, verdict)(formula, data)

@@ -35,6 +35,7 @@ from opspec.bridge import torch_ops
 from opspec.checks import kept_rows
 from opspec.checks.part_cache import PartStore
 from opspec.checks.torch_facts import TorchFacts
+from opspec.spec.gc_paused import heap_frozen
 from opspec.spec import load, special_cases as spec_cases
 from opspec.spec.errors import Finding, OpsetError
 from opspec.spec.yamlio import Mark
@@ -86,8 +87,9 @@ def run_cases(cases: dict[str, tuple[SpecialCase, ...]], opset: Opset | None = N
     device ends the run with DeviceFaulted, after ``on_row`` has heard of it."""
     from opspec.testing import native_warnings  # torch: imported here so validate runs without it
 
-    # Rows call kernels at their edges on purpose (their C++ warnings are noise), on small tensors (one thread).
-    with native_warnings.held_back(), torch_ops.single_threaded():
+    # Rows call kernels at their edges on purpose (their C++ warnings are noise), on small tensors (one thread);
+    # collections leave out the heap there before (heap_frozen).
+    with native_warnings.held_back(), torch_ops.single_threaded(), heap_frozen():
         return _run_cases(cases, opset, device, done, on_row or (lambda *_: None))
 
 
