@@ -6,7 +6,6 @@
 """
 from __future__ import annotations
 
-import gc
 import os
 
 import pytest
@@ -103,9 +102,3 @@ def pytest_runtest_call(item):
         pytest.fail(f"crash: device fault: {kernel_errors.first_line(err)}; the cases after it on "
                     f"{device or 'this device'} in this process are skipped", pytrace=False)
 
-
-def pytest_collection_finish(session):
-    """What collection built (torch's modules, every parametrized case) lives to the end of the session: the cyclic
-    collector leaves it out from here on, so a test's collections walk what tests made, not the whole heap."""
-    gc.collect()
-    gc.freeze()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import gc
 import os
 import shutil
 import subprocess
@@ -85,9 +84,3 @@ def steady_source(tmp_path, monkeypatch) -> Path:
     monkeypatch.setattr(result_cache, "SOURCE", source)
     return source
 
-
-def pytest_collection_finish(session):
-    """What collection built (torch's modules, every parametrized case) lives to the end of the session: the cyclic
-    collector leaves it out from here on, so a test's collections walk what tests made, not the whole heap."""
-    gc.collect()
-    gc.freeze()
