@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from opspec.checks import result_cache
-from opspec.spec.gc_paused import gc_paused
 from opspec.spec import atomic
 from opspec.spec.file_memo import MISSING
+from opspec.spec.gc_paused import gc_paused
 
 
 def part_key(*parts: str) -> str:

@@ -35,9 +35,9 @@ from opspec.bridge import torch_ops
 from opspec.checks import kept_rows
 from opspec.checks.part_cache import PartStore
 from opspec.checks.torch_facts import TorchFacts
-from opspec.spec.gc_paused import heap_frozen
 from opspec.spec import load, special_cases as spec_cases
 from opspec.spec.errors import Finding, OpsetError
+from opspec.spec.gc_paused import heap_frozen
 from opspec.spec.yamlio import Mark
 from opspec.spec.model import Opset, TestingHints
 from opspec.spec.special_cases import SpecialCase, row_key

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from opspec.results import lenient, model
 from opspec.results.vocabulary import status_key
 from opspec.spec.errors import first_line
+from opspec.spec.gc_paused import gc_paused
 from opspec.spec.manifests import LIBRARY
 
 @dataclass(frozen=True)
@@ -236,12 +237,14 @@ def read(folder: Path, manifests: dict[str, str] | None = None) -> Results:
     for path in sorted(folder.glob("*.json")):
         results.files += 1
         try:
-            data: Any = json.loads(path.read_text(encoding="utf-8"))
+            with gc_paused():  # a published report is some hundred thousand objects: no garbage to look for
+                data: Any = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             results.notes.append(f"{path.name}: not readable JSON ({type(err).__name__})")
             continue
         try:
-            found = lenient.read(data, path.stem)
+            with gc_paused():
+                found = lenient.read(data, path.stem)
         except model.ReportFormatError as err:
             results.notes.append(f"{path.name}: {err}")
             continue
