@@ -43,12 +43,14 @@ def validate_parts_seed(tmp_path_factory) -> Path:
         if not (seed / "done").exists():
             seed.mkdir(exist_ok=True)  # there even if validate dies before keeping anything
             env = {**os.environ, "OPSPEC_CACHE_DIR": str(seed)}
-            for torch_use in ([], ["--no-torch"]):  # its findings, if any, are the tests' to report
-                run = subprocess.run([sys.executable, "-m", "opspec", "validate", *torch_use], env=env,
-                                     capture_output=True, text=True, check=False)
-                if not torch_use:  # the first run from an empty cache: every check ran, as a newcomer's first
-                    (seed / "first-run.json").write_text(json.dumps({"returncode": run.returncode,
-                                                                     "output": run.stdout + run.stderr}))
+            # Both at once (each keeps its own parts file): the other xdist worker is waiting for them anyway.
+            # Their findings, if any, are the tests' to report.
+            runs = [subprocess.Popen([sys.executable, "-m", "opspec", "validate", *torch_use], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                    for torch_use in ([], ["--no-torch"])]
+            outputs = [run.communicate()[0] for run in runs]
+            # the run with torch from an empty cache: every check ran, as in a newcomer's first validate
+            (seed / "first-run.json").write_text(json.dumps({"returncode": runs[0].returncode, "output": outputs[0]}))
             (seed / "done").touch()
     return seed / "validate-parts"
 
