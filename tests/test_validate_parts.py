@@ -2,7 +2,9 @@
 run without the cache prints."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import os
 import pickle
 import re
 import subprocess
@@ -13,10 +15,11 @@ from unittest import mock
 import pytest
 from opspec_fixtures import reopen_newest
 
-from opspec.checks import formulas, part_cache, result_cache, special_cases
+from opspec.checks import beside, formulas, kept_formulas, part_cache, result_cache, special_cases
+from opspec.checks import validate as validate_module
 from opspec.checks.torch_facts import TorchFacts
 from opspec.cli import main
-from opspec.spec import file_memo, load
+from opspec.spec import file_memo, load, resources
 from opspec.spec import special_cases as spec_cases
 
 SUMMARY_TIME = re.compile(r"; \d+\.\d+s(, unchanged since the last run)?\)$")
@@ -47,6 +50,9 @@ def work(monkeypatch) -> dict[str, list]:
     recording(formulas, "rows_verdict", "formulas", lambda formula, *_: (formula.op, "rows"))
     measure = TorchFacts.measure
     monkeypatch.setattr(TorchFacts, "measure", staticmethod(lambda: done["torch"].append(1) or measure()))
+    # What a forked child computes is out of this process's sight: the formulas are checked here
+    # (test_formulas_checked_beside_are_what_this_process_finds_and_are_kept covers the child).
+    monkeypatch.setattr(validate_module, "can_fork", lambda: False)
     return done
 
 
@@ -254,3 +260,32 @@ def test_a_reading_is_read_back_as_kept_where_it_was_read_and_placed_again_elsew
         store.put(f"reading\0{first}\0{digest}\0as read", b"not a pickle")
         assert file_memo.recall(first, "reading", lambda: "read again") == reading(first)
         assert Counting.loads == 2
+
+
+def test_formulas_checked_beside_are_what_this_process_finds_and_are_kept(monkeypatch):
+    """Formulas checked in a forked child while the rows run: the same findings as checked here, and the verdicts
+    it computed are kept in this process's store."""
+    from opspec.spec.formulas import syntax_findings
+
+    root = resources.opset_root()
+    chosen, _ = syntax_findings(root)
+    chosen = [f for f in chosen if f.op in ("aten::abs", "aten::sign")]
+    wrong = dataclasses.replace(chosen[0], expression="self + 1")  # a finding to carry back
+    monkeypatch.setattr(kept_formulas, "syntax_findings", lambda root: ([*chosen, wrong], []))
+    opsets, rows = [load.load_opset()], spec_cases.read(root=root)
+    store = part_cache.PartStore()
+    started = validate_module._formulas_beside(root, opsets, rows, store)
+    assert isinstance(started, beside.Beside)
+    found = validate_module._formula_findings(root, opsets, rows, store, started)
+    assert [f.message.startswith(f"{wrong.op}: formula_check disagrees") for f in found] == [True]
+    assert found == kept_formulas.findings(root, opsets[0], rows[0], part_cache.PartStore(keeping=False))
+    assert not kept_formulas.pending(root, opsets[0], rows[0], store)  # taken into this store
+    assert validate_module._formulas_beside(root, opsets, rows, store) is None  # nothing left to compute
+
+
+def test_work_beside_answers_its_value_and_a_child_that_fails_is_said():
+    assert beside.Beside(lambda: {"value": [1, 2]}).result() == {"value": [1, 2]}
+    with pytest.raises(beside.BesideFailed, match="ZeroDivisionError"):
+        beside.Beside(lambda: 1 / 0).result()
+    with pytest.raises(beside.BesideFailed, match="no answer"):
+        beside.Beside(lambda: os._exit(3)).result()

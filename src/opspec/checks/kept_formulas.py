@@ -26,7 +26,7 @@ def findings(root: Path, opset: Opset, cases: Mapping[str, tuple], parts: PartSt
     formulas, problems = syntax_findings(root)
     if problems:
         return problems
-    hints = {**{r.op: r.testing for r in opset.rules}, **{o.name: o.testing for o in opset.ops}}
+    hints = _hints(opset)
     found = []
     for formula in formulas:
         message = _message(formula, hints.get(formula.op), cases.get(formula.op, ()), parts)
@@ -35,14 +35,27 @@ def findings(root: Path, opset: Opset, cases: Mapping[str, tuple], parts: PartSt
     return found
 
 
+def pending(root: Path, opset: Opset, cases: Mapping[str, tuple], parts: PartStore) -> bool:
+    """Whether some formula's verdict on drawn inputs is not kept in ``parts`` (then :func:`findings` runs kernels)."""
+    formulas, problems = syntax_findings(root)
+    hints = _hints(opset)
+    return not problems and any(not parts.holds(_drawn_key(formula, hints.get(formula.op))) for formula in formulas)
+
+
+def _hints(opset: Opset) -> dict:
+    return {**{r.op: r.testing for r in opset.rules}, **{o.name: o.testing for o in opset.ops}}
+
+
+def _drawn_key(formula: Formula, hints) -> str:
+    return part_key("formula on drawn inputs of every declared dtype", formula.op, formula.expression, repr(hints))
+
+
 def _message(formula: Formula, hints, rows: tuple, parts: PartStore) -> str | None:
-    text = (formula.op, formula.expression)
-    drawn = parts.recall(part_key("formula on drawn inputs of every declared dtype", *text, repr(hints)),
-                         lambda: _checked("drawn_verdict", formula, hints))
+    drawn = parts.recall(_drawn_key(formula, hints), lambda: _checked("drawn_verdict", formula, hints))
     if drawn and drawn[0] == "error":
         return drawn[1]  # the rows' inputs cannot change what is reported
     written = [repr((bool(row.raises), row.klass, row.dtypes, row.inputs)) for row in rows]  # what makes a row's call
-    on_rows = parts.recall(part_key("formula on special-case inputs", *text, *written),
+    on_rows = parts.recall(part_key("formula on special-case inputs", formula.op, formula.expression, *written),
                            lambda: _checked("rows_verdict", formula, rows))
     return first_message(drawn, on_rows)
 

@@ -60,6 +60,23 @@ class PartStore:
             self._used[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
             self._computed = True
 
+    def holds(self, key: str) -> bool:
+        """Whether a part is kept under ``key`` (without reading it)."""
+        return key in self._used or key in self._kept
+
+    def used_keys(self) -> frozenset[str]:
+        return frozenset(self._used)
+
+    def used_since(self, keys: frozenset[str]) -> tuple[dict[str, bytes], bool]:
+        """The parts used since :meth:`used_keys` answered ``keys``, and whether any was computed: what a forked
+        copy of this store hands back to the process that forked it (:meth:`take`)."""
+        return {key: blob for key, blob in self._used.items() if key not in keys}, self._computed
+
+    def take(self, used: dict[str, bytes], computed: bool) -> None:
+        """Parts a forked copy of this store used or computed (:meth:`used_since`), as if used here."""
+        self._used.update(used)
+        self._computed |= computed
+
     def recall(self, key: str, compute: Callable[[], Any]) -> Any:
         """The part kept under ``key``, else ``compute()``, kept."""
         value = self.get(key)

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 from opspec.bridge import versions
 from opspec.checks import accuracy, compatibility, kept_formulas, prose_claims, special_cases, torch_facts
+from opspec.checks.beside import Beside, BesideFailed, can_fork
 from opspec.checks.part_cache import PartStore, part_key
 from opspec.checks.torch_facts import TorchFacts
 from opspec.spec import compatibility as compatibility_policy
@@ -137,6 +138,7 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
     opsets = _clean_opsets(report, read)
     report.opsets = {opset.version: opset for opset in opsets}
     rows = spec_cases.read(root=root)  # read once: the row check, the errata and the formulas all use them
+    formula_check = _formulas_beside(root, opsets, rows, parts) if use_torch and opsets else None
     findings, missing = special_cases.validate_findings(root, opsets, use_torch, rows, parts=parts, facts=facts)
     report.findings += findings
     report.missing += missing
@@ -145,12 +147,42 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
         report.findings += prose_claims.findings(root, rows[0])
     report.findings += accuracy.validate_findings(root, opsets[-1] if opsets else None,
                                                   facts.pointwise if facts is not None else None)
-    if use_torch and opsets:  # formulas run with their ops' testing hints: only on clean data, as the rows
-        cases, case_problems = rows
-        report.findings += kept_formulas.findings(root, opsets[-1], {} if case_problems else cases, parts)
+    if use_torch and opsets:
+        report.findings += _formula_findings(root, opsets, rows, parts, formula_check)
     else:
         report.findings += formulas.syntax_findings(root)[1]
     return report
+
+
+def _formula_cases(rows: tuple[dict, list[Finding]]) -> dict:
+    """The rows the formulas run on: with their ops' testing hints, only on clean data, as the rows themselves."""
+    cases, case_problems = rows
+    return {} if case_problems else cases
+
+
+def _formulas_beside(root: Path, opsets: list[Opset], rows: tuple, parts: PartStore) -> Beside | None:
+    """The formulas checked in a forked child while this process runs the rows, where some verdict must be
+    computed: both halves of an empty-cache run at once on two cores."""
+    if not can_fork() or not kept_formulas.pending(root, opsets[-1], _formula_cases(rows), parts):
+        return None
+    known = parts.used_keys()
+    return Beside(lambda: (kept_formulas.findings(root, opsets[-1], _formula_cases(rows), parts),
+                           parts.used_since(known)))
+
+
+def _formula_findings(root: Path, opsets: list[Opset], rows: tuple, parts: PartStore,
+                      beside: Beside | None) -> list[Finding]:
+    """The formulas' findings: the child's, with the parts it computed taken into this store, else computed here
+    (no child was started, or it died)."""
+    if beside is not None:
+        try:
+            found, (used, computed) = beside.result()
+        except BesideFailed:
+            pass
+        else:
+            parts.take(used, computed)
+            return found
+    return kept_formulas.findings(root, opsets[-1], _formula_cases(rows), parts)
 
 
 def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, LoadedFile],

@@ -1,0 +1,59 @@
+"""Work done in a forked child while this process goes on; its result comes back pickled through a pipe.
+
+``opspec validate`` checks the formulas (hypothesis draws, kernels) in a child while it runs
+the special-case rows itself: on two cores the two halves of an empty-cache run overlap. The
+child starts with everything this process has read (the opset, torch if imported), so it
+pays no import; it leaves by ``os._exit``, running no exit handler and flushing no buffer
+of this process's.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import traceback
+from typing import Any, Callable, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class BesideFailed(Exception):
+    """The child died, or raised: the work is the caller's to do itself."""
+
+
+class Beside(Generic[T]):
+    """``work()`` started in a forked child; :meth:`result` waits for its value."""
+
+    def __init__(self, work: Callable[[], T]):
+        reader, writer = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the child: the work, its pickled answer, and out
+            os.close(reader)
+            code = 0
+            try:
+                answer: Any = ("value", work())
+            except BaseException:  # noqa: BLE001 - nothing may escape into the parent's code
+                answer, code = ("raised", traceback.format_exc(limit=5)), 1
+            try:
+                with os.fdopen(writer, "wb") as pipe:
+                    pickle.dump(answer, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+            finally:
+                os._exit(code)
+        os.close(writer)
+        self._reader = reader
+
+    def result(self) -> T:
+        """The work's value; BesideFailed when the child raised or died before it answered."""
+        try:
+            with os.fdopen(self._reader, "rb") as pipe:
+                kind, value = pickle.load(pipe)
+        except (EOFError, pickle.UnpicklingError, OSError, ValueError) as err:
+            kind, value = "died", f"no answer ({type(err).__name__})"
+        finally:
+            os.waitpid(self._pid, 0)
+        if kind != "value":
+            raise BesideFailed(value)
+        return value
+
+
+def can_fork() -> bool:
+    return hasattr(os, "fork")
