@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator, Mapping
 
 from opspec.results import vocabulary
+from opspec.spec.gc_paused import gc_paused
 
 
 class ReportFormatError(ValueError):
@@ -715,13 +716,15 @@ class Report:
     def load(cls, path: Path) -> Report:
         """The report in ``path``; ReportFormatError naming the file when it cannot be read as one."""
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            with gc_paused():  # a report is a hundred thousand objects or more, none of them garbage
+                data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as err:
             raise ReportFormatError(f"{path}: cannot read ({getattr(err, 'strerror', None) or err})") from None
         except json.JSONDecodeError as err:
             raise ReportFormatError(f"{path}:{err.lineno}: not valid JSON") from None
         try:
-            return cls.from_dict(data)
+            with gc_paused():
+                return cls.from_dict(data)
         except ReportFormatError as err:
             raise ReportFormatError(f"{path}: {err}") from None
 
