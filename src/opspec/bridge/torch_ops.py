@@ -100,9 +100,14 @@ def overload_packet(qualified: str):
 def resolve(qualified: str):
     """The ``torch.ops`` OpOverload for a qualified name; LookupError when torch has none."""
     try:
-        return overload_packet(qualified)
+        return _aten_overload(qualified) if qualified.startswith("aten::") else overload_packet(qualified)
     except (AttributeError, RuntimeError, ValueError) as err:
         raise LookupError(f"torch {torch_module().__version__} has no operator {qualified}") from err
+
+
+@functools.lru_cache(maxsize=None)  # aten's operators live as long as the process (a library's may be destroyed)
+def _aten_overload(qualified: str):
+    return overload_packet(qualified)
 
 
 @functools.lru_cache(maxsize=None)
