@@ -262,7 +262,7 @@ def test_a_reading_is_read_back_as_kept_where_it_was_read_and_placed_again_elsew
         assert Counting.loads == 2
 
 
-def test_formulas_checked_beside_are_what_this_process_finds_and_are_kept(monkeypatch):
+def test_formulas_checked_beside_are_what_this_process_finds_and_are_kept():
     """Formulas checked in a forked child while the rows run: the same findings as checked here, and the verdicts
     it computed are kept in this process's store."""
     from opspec.spec.formulas import syntax_findings
@@ -271,16 +271,16 @@ def test_formulas_checked_beside_are_what_this_process_finds_and_are_kept(monkey
     chosen, _ = syntax_findings(root)
     chosen = [f for f in chosen if f.op in ("aten::abs", "aten::sign")]
     wrong = dataclasses.replace(chosen[0], expression="self + 1")  # a finding to carry back
-    monkeypatch.setattr(kept_formulas, "syntax_findings", lambda root: ([*chosen, wrong], []))
+    written = ([*chosen, wrong], [])
     opsets, rows = [load.load_opset()], spec_cases.read(root=root)
     store = part_cache.PartStore()
-    started = validate_module._formulas_beside(root, opsets, rows, store)
+    started = validate_module._formulas_beside(written, opsets, rows, store)
     assert isinstance(started, beside.Beside)
-    found = validate_module._formula_findings(root, opsets, rows, store, started)
+    found = validate_module._formula_findings(written, opsets, rows, store, started)
     assert [f.message.startswith(f"{wrong.op}: formula_check disagrees") for f in found] == [True]
-    assert found == kept_formulas.findings(root, opsets[0], rows[0], part_cache.PartStore(keeping=False))
-    assert not kept_formulas.pending(root, opsets[0], rows[0], store)  # taken into this store
-    assert validate_module._formulas_beside(root, opsets, rows, store) is None  # nothing left to compute
+    assert found == kept_formulas.findings(written, opsets[0], rows[0], part_cache.PartStore(keeping=False))
+    assert not kept_formulas.pending(written, opsets[0], store)  # taken into this store
+    assert validate_module._formulas_beside(written, opsets, rows, store) is None  # nothing left to compute
 
 
 def test_work_beside_answers_its_value_and_a_child_that_fails_is_said():

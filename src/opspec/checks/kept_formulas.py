@@ -9,21 +9,23 @@ nothing. torch and hypothesis are imported only when some verdict must be comput
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Mapping
 
 from opspec.checks.formula_verdicts import first_message
 from opspec.checks.part_cache import PartStore, part_key
 from opspec.spec.errors import Finding
-from opspec.spec.formulas import Formula, syntax_findings
+from opspec.spec.formulas import Formula
 from opspec.spec.gc_paused import heap_frozen
 from opspec.spec.model import Opset
 
 
-def findings(root: Path, opset: Opset, cases: Mapping[str, tuple], parts: PartStore) -> list[Finding]:
-    """Every formula_check against the kernel (its syntax is checked without torch: :mod:`opspec.spec.formulas`);
-    ``cases``: the root's special-case rows as read."""
-    formulas, problems = syntax_findings(root)
+Written = tuple[list[Formula], list[Finding]]  # the descriptions' formulas and their syntax problems (syntax_findings)
+
+
+def findings(written: Written, opset: Opset, cases: Mapping[str, tuple], parts: PartStore) -> list[Finding]:
+    """Every formula_check against the kernel (``written``: as :func:`opspec.spec.formulas.syntax_findings` read
+    them, without torch); ``cases``: the root's special-case rows as read."""
+    formulas, problems = written
     if problems:
         return problems
     hints = _hints(opset)
@@ -35,9 +37,9 @@ def findings(root: Path, opset: Opset, cases: Mapping[str, tuple], parts: PartSt
     return found
 
 
-def pending(root: Path, opset: Opset, cases: Mapping[str, tuple], parts: PartStore) -> bool:
+def pending(written: Written, opset: Opset, parts: PartStore) -> bool:
     """Whether some formula's verdict on drawn inputs is not kept in ``parts`` (then :func:`findings` runs kernels)."""
-    formulas, problems = syntax_findings(root)
+    formulas, problems = written
     hints = _hints(opset)
     return not problems and any(not parts.holds(_drawn_key(formula, hints.get(formula.op))) for formula in formulas)
 

@@ -52,6 +52,7 @@ def key(inputs: Iterable[Path], facts: Iterable[str]) -> str:
 
 
 _read: dict[Path, tuple[tuple[int, int, int], bytes]] = {}  # path -> (its stat when read, digest of its bytes)
+RACY_S = 2  # a file changed this recently is read again whatever its stamp says
 
 
 def _file_digest(path: Path) -> bytes:
@@ -67,9 +68,6 @@ def _file_digest(path: Path) -> bytes:
     if time.time_ns() - status.st_mtime_ns > RACY_S * 1e9:
         _read[path] = (stamp, digest)
     return digest
-
-
-RACY_S = 2
 
 
 def _files(root: Path) -> list[Path]:

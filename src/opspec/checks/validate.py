@@ -138,7 +138,8 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
     opsets = _clean_opsets(report, read)
     report.opsets = {opset.version: opset for opset in opsets}
     rows = spec_cases.read(root=root)  # read once: the row check, the errata and the formulas all use them
-    formula_check = _formulas_beside(root, opsets, rows, parts) if use_torch and opsets else None
+    written = formulas.syntax_findings(root)  # the formulas, read once too
+    formula_check = _formulas_beside(written, opsets, rows, parts) if use_torch and opsets else None
     findings, missing = special_cases.validate_findings(root, opsets, use_torch, rows, parts=parts, facts=facts)
     report.findings += findings
     report.missing += missing
@@ -148,9 +149,9 @@ def _validate(root: Path, use_torch: bool, parts: PartStore) -> Report:
     report.findings += accuracy.validate_findings(root, opsets[-1] if opsets else None,
                                                   facts.pointwise if facts is not None else None)
     if use_torch and opsets:
-        report.findings += _formula_findings(root, opsets, rows, parts, formula_check)
+        report.findings += _formula_findings(written, opsets, rows, parts, formula_check)
     else:
-        report.findings += formulas.syntax_findings(root)[1]
+        report.findings += written[1]
     return report
 
 
@@ -160,17 +161,18 @@ def _formula_cases(rows: tuple[dict, list[Finding]]) -> dict:
     return {} if case_problems else cases
 
 
-def _formulas_beside(root: Path, opsets: list[Opset], rows: tuple, parts: PartStore) -> Beside | None:
+def _formulas_beside(written: kept_formulas.Written, opsets: list[Opset], rows: tuple,
+                     parts: PartStore) -> Beside | None:
     """The formulas checked in a forked child while this process runs the rows, where some verdict must be
     computed: both halves of an empty-cache run at once on two cores."""
-    if not can_fork() or not kept_formulas.pending(root, opsets[-1], _formula_cases(rows), parts):
+    if not can_fork() or not kept_formulas.pending(written, opsets[-1], parts):
         return None
     known = parts.used_keys()
-    return Beside(lambda: (kept_formulas.findings(root, opsets[-1], _formula_cases(rows), parts),
+    return Beside(lambda: (kept_formulas.findings(written, opsets[-1], _formula_cases(rows), parts),
                            parts.used_since(known)))
 
 
-def _formula_findings(root: Path, opsets: list[Opset], rows: tuple, parts: PartStore,
+def _formula_findings(written: kept_formulas.Written, opsets: list[Opset], rows: tuple, parts: PartStore,
                       beside: Beside | None) -> list[Finding]:
     """The formulas' findings: the child's, with the parts it computed taken into this store, else computed here
     (no child was started, or it died)."""
@@ -182,7 +184,7 @@ def _formula_findings(root: Path, opsets: list[Opset], rows: tuple, parts: PartS
         else:
             parts.take(used, computed)
             return found
-    return kept_formulas.findings(root, opsets[-1], _formula_cases(rows), parts)
+    return kept_formulas.findings(written, opsets[-1], _formula_cases(rows), parts)
 
 
 def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, LoadedFile],

@@ -85,9 +85,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # opspec's draws come from its own strategies; hypothesis would otherwise scan every installed package's
-    # metadata for plugins at import (about 0.3 s), and a plugin could change what a command draws.
-    os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     code = 1
@@ -122,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> NoReturn:
     """The ``opspec`` program: :func:`main`, then an exit that skips tearing the interpreter down where nothing is
     left to wait for (after torch is imported that teardown takes a third of a second; the exit handlers still run)."""
+    # opspec's draws come from its own strategies; hypothesis would otherwise scan every installed package's
+    # metadata for plugins at import (about 0.3 s), and a plugin could change what a command draws.
+    os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
     code = main()
     if threading.active_count() > 1:  # a thread the normal exit would join
         sys.exit(code)
