@@ -31,10 +31,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup -p no:cacheprovider
 
 # The heavy sweeps left out of `make test` (marker `sweep`): every sampled repro of the committed reports whose
-# backend is installed here (not the few of each outcome `make test` replays), and the end-to-end runs that take
-# a minute or more each (the release loop, the conformance workflow, the published site and its browser test, the
-# CUDA report script, worker pools crashed, hung or flooded on purpose, and the runs checked against other runs:
-# shuffled, one worker against two, killed and resumed, two Inductor builds).
+# backend is installed here (not the few of each outcome `make test` replays), every mutating variant exported
+# through torch.export, and the end-to-end runs that take a minute or more each (the release loop, the conformance
+# workflow, the published site and its browser test, the CUDA report script, worker pools crashed, hung or flooded
+# on purpose, every fault kind in one run, and the runs checked against other runs: shuffled, one worker against
+# two, three shards merged, killed and resumed, two Inductor builds).
 sweep: $(STAMP)
 	$(BIN)/python -m pytest -m sweep -n auto --dist loadgroup -p no:cacheprovider
 

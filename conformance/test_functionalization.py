@@ -27,6 +27,11 @@ from opspec.conform import functionalization as fx
 from opspec.spec import load
 from opspec.testing import strategies
 
+# Every variant goes through torch.export and its decompositions, ~0.25 s each on a CPU core: the 287 exports are a
+# sweep (`make sweep`, CI), as `opspec conform --functionalization` is for a backend. `make test` checks the machinery
+# on a few variants of its own (tests/test_mutating_variants.py).
+pytestmark = pytest.mark.sweep
+
 # exporting is ~100x dearer than an eager call: a tenth of the profile's examples per variant (one in the ci
 # profile, five in dev, a hundred in thorough)
 EXAMPLES = max(1, settings.default.max_examples // 10)

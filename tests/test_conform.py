@@ -60,9 +60,11 @@ def conform(tmp_path: Path, *args: str) -> tuple[int, Path]:
     return code, report
 
 
-# The hang costs its timeout twice (a timeout is confirmed in a fresh worker): in `make sweep`, with the pools'
-# other hangs; `make test` runs every other fault.
-@pytest.mark.parametrize("hang", [False, pytest.param(True, marks=pytest.mark.sweep)], ids=["no-hang", "hang"])
+# Every fault in one run, each case in a worker of its own (the hang costs its timeout twice: a timeout is confirmed
+# in a fresh worker): `make sweep`, with the pools' other faults. `make test` checks isolation on one crash at a time
+# (test_conform_verdicts.py, test_device_faults.py).
+@pytest.mark.sweep
+@pytest.mark.parametrize("hang", [False, True], ids=["no-hang", "hang"])
 def test_every_fault_lands_on_its_own_case(tmp_path, capsys, hang):
     expected = {op: status for op, status in EXPECTED.items() if hang or status != "timeout"}
     code, path = conform(tmp_path, "--ops", ",".join(op.removeprefix("aten::") for op in expected),

@@ -19,8 +19,8 @@ from opspec.spec import load
 
 pytestmark = pytest.mark.xdist_group("conform_shards")  # one worker runs them all: the module's shared runs are made once
 
-FAST = ["--max-examples", "2", "--max-compiles", "1", "--isolate", "-j", "1"]
 OPS = "abs,add.Tensor,amax,bmm,cat,cumsum,exp,relu,sort,where.self,sum.dim_IntList,clamp"
+SMALL_OPS = "abs,add.Tensor,exp,relu,cat,sort"  # each of the three shards gets some
 
 
 def newest_cases(dtypes=("float32",)) -> list[Case]:
@@ -110,23 +110,29 @@ def test_the_cost_table_is_what_the_published_reports_say():
 
 # ---- split runs, merged ----
 
-@pytest.fixture(scope="module")
-def split_run(tmp_path_factory):
-    """One unsharded aot_eager run and its three shards, on a dozen ops in two dtypes."""
-    folder = tmp_path_factory.mktemp("split")
-    common = ["conform", "--backend", "aot_eager", "--ops", OPS, "--dtypes", "float32", "int64", *FAST]
+def split(folder: Path, *args: str) -> tuple[Path, dict]:
+    """An unsharded aot_eager run and its three shards, into ``folder``; the exit codes by part."""
+    common = ["conform", "--backend", "aot_eager", *args, "--max-examples", "2", "--max-compiles", "1", "-j", "1"]
     codes = {"whole": main([*common, "--report", str(folder / "whole.json")])}
     for k in (1, 2, 3):
         codes[k] = main([*common, "--shard", f"{k}/3", "--report", str(folder / f"part{k}.json")])
     return folder, codes
 
 
+@pytest.fixture(scope="module")
+def split_run(tmp_path_factory):
+    """Six ops in one dtype, split three ways: the parts the merge is asked to refuse, or to name."""
+    return split(tmp_path_factory.mktemp("split"), "--ops", SMALL_OPS, "--dtypes", "float32")
+
+
 def read(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def test_three_shards_merged_equal_the_unsharded_run(split_run, capsys):
-    folder, codes = split_run
+@pytest.mark.sweep  # four runs, each case in a worker of its own, compared: `make sweep`
+def test_three_shards_merged_equal_the_unsharded_run(tmp_path, capsys):
+    """A dozen ops in two dtypes, each case isolated as a fleet runs them: the merged parts are the unsharded run."""
+    folder, codes = split(tmp_path, "--ops", OPS, "--dtypes", "float32", "int64", "--isolate")
     whole = read(folder / "whole.json")
     parts = [read(folder / f"part{k}.json") for k in (1, 2, 3)]
     assert all(part["results"] for part in parts)  # the split gives each shard some of these ops
