@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opspec.reports.site import mkdocs_run, sanitize
-from opspec.reports.site.generate import generate
+from opspec.reports.site.generate import GENERATED, generate
 from opspec.spec.workspace import Workspace
 
-GENERATED = "generated"
 
 
 class BuildError(Exception):

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Callable
 
 import jinja2
+import yaml
 
 from opspec.proposals import check as checking
 from opspec.proposals.model import STATUSES, Proposal
 from opspec.reports import changelog
-from opspec.reports.site import accuracy_page, accuracy_section
+from opspec.reports.site import accuracy_page, accuracy_section, raw_html
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import backend_pages, compatibility_page, findings, models_page, sanitize, scoreboard, version_matrix
@@ -32,6 +33,7 @@ from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace
 
 TEMPLATES = resources.TEMPLATES / "site"
+GENERATED = "generated"  # the folder of the site's docs the pages are generated into
 # Op pages outrank proposals and indexes that mention the op, so typing an op's name lands on its page.
 SEARCH_BOOST = 5
 
@@ -99,8 +101,9 @@ def first_sentence(text: str) -> str:
     return (match.group(1) if match else text).rstrip(";.") + "."
 
 
-def _dtype_device_table(records, dtypes: tuple[str, ...], report_link) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """Rows per dtype (tested ones first), columns per device; each cell lists every backend's status there."""
+def _dtype_device_table(records, dtypes: tuple[str, ...], report_link) -> tuple[list[str], list[tuple[str, list]]]:
+    """Rows per dtype (tested ones first), columns per device; each cell lists every backend's (name, status,
+    link to its case) there."""
     devices = sorted({"cpu", "cuda", *(r.device for r in records)}, key=lambda d: (d != "cpu", d != "cuda", d))
     by_cell: dict[tuple[str, str], list] = {}
     for r in records:
@@ -110,9 +113,7 @@ def _dtype_device_table(records, dtypes: tuple[str, ...], report_link) -> tuple[
         cells = []
         for device in devices:
             here = sorted(by_cell.get((dtype, device), ()), key=lambda r: r.backend)
-            cells.append("<br>".join(
-                f"{sanitize.cell(r.backend)}: [{sanitize.ident(r.status)}]({report_link(r)})" for r in here
-            ) or "not run")
+            cells.append([(r.backend, r.status, report_link(r)) for r in here])
         rows.append((dtype, cells))
     return devices, rows
 
@@ -132,6 +133,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     by_id = {p.id: p for p in proposals}
     results = results_mod.read(ws.results, _manifest_descriptions(ws.root / "conformance" / "backends"))
     env = _environment()
+    links = raw_html.Links(_directory_urls(ws.site / "mkdocs.yml"))
     pages: dict[str, str] = {}
     problems: list[str] = []
     errata_problems: list[str] = []
@@ -148,10 +150,6 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     def op_link(name: str, prefix: str) -> str:
         slug = slugs.get(name)
         return f"[{sanitize.code(name)}]({prefix}ops/{slug}.md)" if slug else sanitize.code(name)
-
-    def proposal_link(number: int, prefix: str) -> str:
-        p = by_id.get(number)
-        return f"[{number:04d}]({prefix}proposals/{number:04d}.md)" if p else f"{number:04d}"
 
     worst = _worst_by_op(results.records)
     for opset in opsets:
@@ -208,7 +206,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
         rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
     pages.update(scoreboard.pages(env, results, newest, slugs, ws.version_matrix,
                                   torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None,
-                                  history_folder=ws.results / "history"))
+                                  history_folder=ws.results / "history", links=links))
     pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     backend_findings, findings_problems = findings.read(ws.root / "conformance" / "expectations", ws.root, results)
     problems += findings_problems
@@ -218,12 +216,78 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     pages["compatibility.md"] = env.get_template("compatibility.md.j2").render(**compatibility_page.context(ws, infos))
     pages.update(accuracy_page.pages(env, ws.opset, ws.root / "conformance" / "accuracy", contracts, slugs))
     pages.update(backend_pages.pages(ws.root, slugs, set(newest.core_names())))
-    if early is not None:
-        early(dict(pages), _op_page_paths(names, opsets, slugs))
+    def op_pages(canonical_pages: bool, examples_by_op: dict, special: dict, special_built: dict, built_torch) -> dict:
+        """One page per op and version: the newest version it appears in at ops/ (``canonical_pages``), older ones at
+        VERSION/ops/ (the others)."""
+        out = {}
+        special_matrix = special_mod.matrix_versions(ws.version_matrix) if canonical_pages else {}
+        for name in names:
+            history = []
+            for opset in opsets:
+                entry, ruled = opset.ops_by_name.get(name), opset.rules_by_op.get(name)
+                status = entry.status if entry else (f"decomposed ({ruled.kind})" if ruled else "not in the set")
+                ids = sorted({*(entry.proposals if entry else ()), *(ruled.proposals if ruled else ())})
+                history.append({
+                    "version": opset.version, "status": status, "schema": entry.schema if entry else None,
+                    "ids": ids, "present": bool(entry or ruled),
+                })
+            present = [h["version"] for h in history if h["present"]]
+            touching = [p for p in proposals if name in p.touched_ops()]
+            for opset in opsets:
+                canonical = opset.version == present[-1] if present else False
+                if opset.version not in present or canonical != canonical_pages:
+                    continue
+                op = opset.ops_by_name.get(name) or next(
+                    (o.ops_by_name[name] for o in reversed(opsets[: opsets.index(opset)]) if name in o.ops_by_name), None)
+                entry = opset.ops_by_name.get(name)
+                rule: DecompositionRule | None = opset.rules_by_op.get(name)
+                schema = op.schema if op else _torch_schema(name)
+                hints = entry.testing if entry else (rule.testing if rule else TestingHints())
+                try:
+                    signature = arguments_mod.parse(schema, hints)
+                except Exception:  # noqa: BLE001 - a name without a schema (torch not importable) has no table
+                    signature = None
+                produced_by = [r for r in opset.rules if name in r.targets]
+                tags = [entry.category, entry.status] if entry else ["decomposed"]
+                base, _, overload = name.partition("::")[2].partition(".")
+                prefix = "../" if canonical else "../../"
+                page_of_rows = "" if canonical else f"{prefix}ops/{slugs[name]}.md"  # errata cite rows there
+                page = f"ops/{slugs[name]}.md" if canonical else f"{opset.version}/ops/{slugs[name]}.md"
+                devices, matrix = _dtype_device_table(
+                    results.for_op(name), hints.dtypes,
+                    lambda r, page=page: links.href(page, f"../reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}"),
+                ) if canonical else ([], [])
+                front = ({"title": name, "tags": tags, "search": {"boost": SEARCH_BOOST}} if canonical
+                         else {"title": f"{name} ({opset.version})", "search": {"exclude": True}})
+                out[page] = env.get_template("op.md.j2").render(
+                    front=_front(**front), name=name, base=base, overload=overload, op=entry, version=opset.version,
+                    newest=newest.version, canonical=canonical, rule=rule, schema=schema,
+                    history=[dict(h, proposals=[(f"{i:04d}", links.href(page, f"{prefix}proposals/{i:04d}.md") if i in by_id else None)
+                                                for i in h["ids"]]) for h in reversed(history)],
+                    spellings=spellings(name), description=descriptions.get(name), example=examples_by_op.get(name),
+                    signature=signature, devices=devices, matrix=matrix, produced_by=produced_by,
+                    versions=[(v, f"{prefix}ops/{slugs[name]}.md" if v == present[-1] else f"{prefix}{v}/ops/{slugs[name]}.md")
+                              for v in present],
+                    proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
+                               for p in touching],
+                    op_link=lambda n, prefix=prefix: op_link(n, prefix),
+                    prose=errata_mod.entry_prose(errata, opset.version, "op", name, page_of_rows),
+                    rule_prose=errata_mod.entry_prose(errata, opset.version, "rule", name, page_of_rows),
+                    accuracy=accuracy_section.for_op(contracts, name),
+                    special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch,
+                                                      results.for_op(name)) if canonical else [],
+                )
+        return out
 
-    # The op pages are rendered last: their examples and special-case rows run with torch, and the
-    # build renders the pages above into HTML meanwhile. They stay first in ``pages``.
-    other_pages, pages = pages, {}
+    # An older version's op page shows neither the example nor the special-case rows: it is made before anything
+    # runs with torch, and the build renders it with the pages above.
+    pages.update(op_pages(False, {}, {}, {}, None))
+    if early is not None:
+        early(dict(pages), [path for path in _op_page_paths(names, opsets, slugs) if path not in pages])
+
+    # The newest version's op pages are rendered last: their examples and special-case rows run with torch, and
+    # the build renders the pages above into HTML meanwhile. They stay first in ``pages``.
+    other_pages = pages
     examples_by_op: dict[str, examples_mod.Example] = {}
     if run_examples:
         for name, description in descriptions.items():
@@ -237,68 +301,20 @@ def generate(ws: Workspace, *, run_examples: bool = True,
                                 f"{ws.opset / load.DESCRIPTIONS}: the example of {name} fails: {err}")
 
     special, special_built, built_torch = _special_cases(ws, newest, run_examples, problems)
-    special_matrix = special_mod.matrix_versions(ws.version_matrix)
-
-    # One page per op and version: the newest version it appears in at ops/, older ones at VERSION/ops/.
-    for name in names:
-        history = []
-        for opset in opsets:
-            entry, ruled = opset.ops_by_name.get(name), opset.rules_by_op.get(name)
-            status = entry.status if entry else (f"decomposed ({ruled.kind})" if ruled else "not in the set")
-            ids = sorted({*(entry.proposals if entry else ()), *(ruled.proposals if ruled else ())})
-            history.append({
-                "version": opset.version, "status": status, "schema": entry.schema if entry else None,
-                "ids": ids, "present": bool(entry or ruled),
-            })
-        present = [h["version"] for h in history if h["present"]]
-        touching = [p for p in proposals if name in p.touched_ops()]
-        records = results.for_op(name)
-        for opset in opsets:
-            if opset.version not in present:
-                continue
-            canonical = opset.version == present[-1]
-            op = opset.ops_by_name.get(name) or next(
-                (o.ops_by_name[name] for o in reversed(opsets[: opsets.index(opset)]) if name in o.ops_by_name), None)
-            entry = opset.ops_by_name.get(name)
-            rule: DecompositionRule | None = opset.rules_by_op.get(name)
-            schema = op.schema if op else _torch_schema(name)
-            hints = entry.testing if entry else (rule.testing if rule else TestingHints())
-            try:
-                signature = arguments_mod.parse(schema, hints)
-            except Exception:  # noqa: BLE001 - a name without a schema (torch not importable) has no table
-                signature = None
-            produced_by = [r for r in opset.rules if name in r.targets]
-            tags = [entry.category, entry.status] if entry else ["decomposed"]
-            base, _, overload = name.partition("::")[2].partition(".")
-            for location in ("canonical",) if canonical else ("versioned",):
-                prefix = "../" if location == "canonical" else "../../"
-                page_of_rows = "" if location == "canonical" else f"{prefix}ops/{slugs[name]}.md"  # errata cite rows there
-                devices, matrix = _dtype_device_table(
-                    records, hints.dtypes,
-                    lambda r, prefix=prefix: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}")
-                front = ({"title": name, "tags": tags, "search": {"boost": SEARCH_BOOST}} if location == "canonical"
-                         else {"title": f"{name} ({opset.version})", "search": {"exclude": True}})
-                text = env.get_template("op.md.j2").render(
-                    front=_front(**front), name=name, base=base, overload=overload, op=entry, version=opset.version,
-                    newest=newest.version, canonical=canonical, rule=rule, schema=schema,
-                    history=[dict(h, proposals=", ".join(proposal_link(i, prefix) for i in h["ids"])) for h in reversed(history)],
-                    spellings=spellings(name), description=descriptions.get(name), example=examples_by_op.get(name),
-                    signature=signature, devices=devices, matrix=matrix, produced_by=produced_by,
-                    versions=[(v, f"{prefix}ops/{slugs[name]}.md" if v == present[-1] else f"{prefix}{v}/ops/{slugs[name]}.md")
-                              for v in present],
-                    proposals=[f"[Proposal {p.label}]({prefix}proposals/{p.label}.md): {sanitize.inline(p.title)} ({p.status})"
-                               for p in touching],
-                    op_link=lambda n, prefix=prefix: op_link(n, prefix),
-                    prose=errata_mod.entry_prose(errata, opset.version, "op", name, page_of_rows),
-                    rule_prose=errata_mod.entry_prose(errata, opset.version, "rule", name, page_of_rows),
-                    accuracy=accuracy_section.for_op(contracts, name),
-                    special_cases=special_mod.rows_for(special.get(name, ()), special_matrix, special_built, built_torch,
-                                                      results.for_op(name)),
-                )
-                pages[f"ops/{slugs[name]}.md" if location == "canonical" else f"{opset.version}/ops/{slugs[name]}.md"] = text
+    pages = op_pages(True, examples_by_op, special, special_built, built_torch)
 
     pages.update(other_pages)
+    problems += links.problems(pages, ws.site / "docs", GENERATED)
     return Generated(pages, skipped, problems + errata_problems)
+
+
+def _directory_urls(config: Path) -> bool:
+    """Whether the site serves ``page.md`` at ``page/`` (mkdocs' default), as its configuration says."""
+    try:
+        settings = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):  # python tags: mkdocs reads them, and the default is what it mostly holds
+        return True
+    return bool(settings.get("use_directory_urls", True)) if isinstance(settings, dict) else True
 
 
 def _op_page_paths(names, opsets: list[Opset], slugs: dict[str, str]) -> list[str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opspec.reports import history
-from opspec.reports.site import sanitize
+from opspec.reports.site import raw_html, sanitize
 from opspec.spec import yamlio
 
 SPARK_WIDTH, SPARK_HEIGHT = 120, 24
@@ -58,14 +58,23 @@ def counts(change: history.Changes | None) -> str:
     return ", ".join(parts) or "no case changed"
 
 
-def _case_link(case: str, slugs: dict[str, str]) -> str:
+def _case(case: str, slugs: dict[str, str], href) -> str:
+    """A changed case (``op dtype device``) as HTML, its op linked to the op's page."""
     op, _, rest = case.partition(" ")
     slug = slugs.get(op)
-    name = f"[{sanitize.code(op)}](../ops/{slug}.md)" if slug else sanitize.code(op)
-    return f"{name} {sanitize.inline(rest)}"
+    name = raw_html.link(href(f"../ops/{slug}.md"), raw_html.code(op)) if slug else raw_html.code(op)
+    return name + " " + raw_html.text(rest)
 
 
-def page(row: Row, slugs: dict[str, str]) -> str:
+def _changes_table(changes: list[tuple[str, tuple[str, str, str]]], slugs: dict[str, str], href) -> str:
+    """The cases that changed between two runs: an HTML table (hundreds of rows a page; see raw_html.py)."""
+    rows = "".join(f"<tr><td>{raw_html.text(label)}</td><td>{_case(case, slugs, href)}</td>"
+                   f"<td>{raw_html.ident(before)}</td><td>{raw_html.ident(after)}</td></tr>\n"
+                   for label, (case, before, after) in changes)
+    return f"<table>\n<thead><tr><th>Change</th><th>Case</th><th>Before</th><th>After</th></tr></thead>\n<tbody>\n{rows}</tbody>\n</table>"
+
+
+def page(row: Row, slugs: dict[str, str], links: raw_html.Links) -> str:
     lines = [
         "---", yamlio.dump({"title": f"{row.key}: history", "search": {"exclude": True}}).rstrip("\n"), "---", "",
         f"# {sanitize.inline(row.key)}: history", "",
@@ -92,9 +101,7 @@ def page(row: Row, slugs: dict[str, str]) -> str:
         appeared = [("added", (case, "—", status)) for case, status in change.added] + \
                    [("removed", (case, status, "—")) for case, status in change.removed]
         if moved or appeared:
-            lines += ["| Change | Case | Before | After |", "|---|---|---|---|"]
-            lines += [f"| {label} | {_case_link(case, slugs)} | {sanitize.ident(before)} | {sanitize.ident(after)} |"
-                      for label, (case, before, after) in moved + appeared]
+            lines.append(_changes_table(moved + appeared, slugs, lambda link: links.href(row.page, link)))
     return "\n".join(lines) + "\n"
 
 
@@ -102,5 +109,5 @@ def _when(run: history.Run) -> str:
     return run.date[:16].replace("T", " ")
 
 
-def pages(found: list[Row], slugs: dict[str, str]) -> dict[str, str]:
-    return {row.page: page(row, slugs) for row in found}
+def pages(found: list[Row], slugs: dict[str, str], links: raw_html.Links) -> dict[str, str]:
+    return {row.page: page(row, slugs, links) for row in found}

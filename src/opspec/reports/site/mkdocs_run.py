@@ -1,7 +1,7 @@
 """Run ``mkdocs build --strict`` on the scratch copy of the site, on two cores where there are two.
 
-mkdocs renders one page after another, and Python-Markdown takes about a second per
-megabyte: the report pages alone are 20 MB. Where two cores are free, a second mkdocs
+mkdocs renders one page after another (its Markdown, then the theme around it, for 1,200
+pages; the result tables are HTML blocks already, see raw_html.py). Where two cores are free, a second mkdocs
 renders the largest pages beside the first. It starts as soon as those pages are
 generated, while the op pages still run their examples with torch. Each process gets
 its own view of the docs: the pages it renders, and every other page as a stub (its

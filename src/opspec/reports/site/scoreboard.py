@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from opspec.reports.site import results as results_mod
-from opspec.reports.site import sanitize
+from opspec.reports.site import raw_html, sanitize
 from opspec.results import vocabulary
 from opspec.spec.manifests import FALLBACK_KINDS
 from opspec.spec.model import CATEGORIES, Opset
@@ -165,17 +165,16 @@ def _version_matrix(path: Path) -> tuple[list[str], list[list[str]], str] | None
 
 
 def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, slugs: dict[str, str],
-          version_matrix: Path, torch_versions_page: str | None = None, history_folder: Path | None = None) -> dict[str, str]:
+          version_matrix: Path, torch_versions_page: str | None = None, history_folder: Path | None = None,
+          links: raw_html.Links | None = None) -> dict[str, str]:
     from opspec.reports.site import history_pages
+
+    links = links or raw_html.Links()
 
     statuses = results.statuses()
     cells = declared_cells(newest)  # the op x dtype cells a full run covers: the summary and the heat map count them
     history_rows, history_notes = history_pages.rows(history_folder) if history_folder else ([], [])
-    out = history_pages.pages(history_rows, slugs)
-
-    def op_link(name: str, prefix: str) -> str:
-        slug = slugs.get(name)
-        return f"[{sanitize.code(name)}]({prefix}ops/{slug}.md)" if slug else sanitize.code(name)
+    out = history_pages.pages(history_rows, slugs, links)
 
     meanings = []
     for report in sorted(results.reports, key=lambda r: r.backend):
@@ -217,7 +216,9 @@ def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, 
             by_dtype=dict(sorted(by_dtype.items())), statuses_run=[s for s in statuses if counts[s]],
             percent=_percent, anchor=anchor, coverage=results.coverage.get(report.backend),
             meaning=_meaning(report),
-            not_passing=not_passing, op_link=lambda n: op_link(n, "../"), pre=sanitize.pre,
+            not_passing=not_passing, pre=sanitize.pre,
+            op_page=lambda n: f"../ops/{slugs[n]}.md" if n in slugs else None,
+            href=lambda link, page=f"reports/{report.name}.md": links.href(page, link),
         )
     return out
 
