@@ -133,7 +133,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     by_id = {p.id: p for p in proposals}
     results = results_mod.read(ws.results, _manifest_descriptions(ws.root / "conformance" / "backends"))
     env = _environment()
-    links = raw_html.Links(_directory_urls(ws.site / "mkdocs.yml"))
+    links = raw_html.Links(_directory_urls(ws.site / "mkdocs.yml"), GENERATED)
     pages: dict[str, str] = {}
     problems: list[str] = []
     errata_problems: list[str] = []
@@ -304,7 +304,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     pages = op_pages(True, examples_by_op, special, special_built, built_torch)
 
     pages.update(other_pages)
-    problems += links.problems(pages, ws.site / "docs", GENERATED)
+    problems += links.problems(pages, ws.site / "docs")
     return Generated(pages, skipped, problems + errata_problems)
 
 

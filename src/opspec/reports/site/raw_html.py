@@ -20,28 +20,31 @@ from opspec.reports.site import sanitize
 class Links:
     """Links between generated pages, as mkdocs writes them in the built site."""
 
-    def __init__(self, directory_urls: bool = True):
+    def __init__(self, directory_urls: bool = True, folder: str = "generated"):
         self.directory_urls = directory_urls
-        self.targets: dict[str, str] = {}  # target (a path under the generated folder, "../" for the docs) -> a page linking to it
+        self.folder = folder  # the generated pages' folder in the site's docs
+        self.targets: dict[str, str] = {}  # target (a path under the docs) -> a page linking to it
 
     def href(self, page: str, link: str) -> str:
-        """``link``, written in ``page`` (both paths under the generated folder, the link relative to the page as
-        in Markdown, with an optional ``#anchor``), as the URL the built page holds."""
+        """``link``, written in ``page`` (a path under the generated folder; the link relative to the page as in
+        Markdown, with an optional ``#anchor``), as the URL the built page holds."""
         target, hash_, anchor = link.partition("#")
         if not target:
             return link
+        page = f"{self.folder}/{page}"
         path = posixpath.normpath(posixpath.join(posixpath.dirname(page), target))
         self.targets.setdefault(path, page)
         return _relative(path, page, self.directory_urls) + hash_ + anchor
 
-    def problems(self, pages, docs: Path, generated: str) -> list[str]:
-        """The links whose target is neither one of ``pages`` nor a file of ``docs`` (the site's docs folder,
-        where the generated folder is ``generated``)."""
+    def problems(self, pages, docs: Path) -> list[str]:
+        """The links whose target is neither one of ``pages`` (paths under the generated folder) nor a file of
+        ``docs`` (the site's docs folder)."""
         found = []
         for target, page in sorted(self.targets.items()):
-            if target in pages or (docs / generated / target).resolve().is_file():
+            generated = target.removeprefix(f"{self.folder}/") if target.startswith(f"{self.folder}/") else None
+            if generated in pages or (docs / target).resolve().is_file():
                 continue
-            found.append(f"{generated}/{page}: a link to {target}, which is not a page or file of the site")
+            found.append(f"{page}: a link to {target}, which is not a page or file of the site")
         return found
 
 
