@@ -81,9 +81,11 @@ def declaration_of(name: str) -> backends.Declaration:
     """The backend's declaration: this process's only look-up in the registry (each worker process resolves
     the name once more, for itself). PlanError (one line) when nothing declares it."""
     try:
-        return backends.find(name)
-    except backends.UnknownBackend as err:
+        declaration = backends.find(name)
+        declaration.check_extra(installed_only=True)  # said here, before workers start and import torch for it
+    except (backends.UnknownBackend, backends.MissingExtra) as err:
         raise PlanError(str(err)) from None
+    return declaration
 
 
 def prepare(request: Request, out: TextIO | None = None) -> Prepared:

@@ -9,6 +9,7 @@ backend's name: it reads the declaration.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import importlib.metadata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,11 +90,16 @@ class Declaration:
         if self.evidence not in EVIDENCE_KINDS:
             raise ValueError(f"backend {self.name}: evidence {self.evidence!r} is not one of {', '.join(EVIDENCE_KINDS)}")
 
-    def check_extra(self) -> None:
-        """MissingExtra, one line naming the extra, when a module the backend needs does not import."""
+    def check_extra(self, *, installed_only: bool = False) -> None:
+        """MissingExtra, one line naming the extra, when a module the backend needs does not import
+        (``installed_only``: when its package is not installed at all, found without importing it, as a run's
+        parent process asks before it starts workers that would import it)."""
         for module in self.requires:
             try:
-                importlib.import_module(module)
+                if not installed_only:
+                    importlib.import_module(module)
+                elif importlib.util.find_spec(module.partition(".")[0]) is None:
+                    raise ModuleNotFoundError(f"No module named {module.partition('.')[0]!r}")
             except ImportError as err:
                 install = self.install or (f"pip install 'opspec[{self.extra}]' -c constraints.txt" if self.extra
                                            else "install it")
