@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test sweep explore browser screenshots matrix clean
 
+# --no-compile: pip would compile every module of every package (torch's thousands: 20 s of the 40); Python
+# compiles a module when it is first imported and keeps it, and the suite imports a fraction of them.
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -34,7 +36,8 @@ test: $(STAMP)
 # backend is installed here (not the few of each outcome `make test` replays), every mutating variant exported
 # through torch.export, and the end-to-end runs that take a minute or more each (the release loop, the conformance
 # workflow, the published site and its browser test, the CUDA report script, worker pools crashed, hung or flooded
-# on purpose, every fault kind in one run, and the runs checked against other runs: shuffled, one worker against
+# on purpose, every fault kind in one run, a validate and the decomposition suite as on a torch that lacks a
+# decomposition, and the runs checked against other runs: shuffled, one worker against
 # two, three shards merged, killed and resumed, two Inductor builds).
 sweep: $(STAMP)
 	$(BIN)/python -m pytest -m sweep -n auto --dist loadgroup -p no:cacheprovider

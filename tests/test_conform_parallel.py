@@ -116,6 +116,8 @@ def test_a_backend_that_prints_a_megabyte_per_compile_leaves_a_bounded_log(tmp_p
     assert not (tmp_path / "r.log.parts").exists() or not any((tmp_path / "r.log.parts").iterdir())
 
 
+@pytest.mark.sweep  # a worker pool crashed on purpose, then resumed isolated: `make sweep` (make test: test_conform.py's
+# crash without isolation, one worker)
 def test_without_isolate_a_crash_stops_the_pool_and_keeps_what_finished(tmp_path, capsys):
     path = tmp_path / "r.json"
     code, _ = conform(path, "--backend", "conform_faults:faulty", "--ops", "relu,sin,ceil,trunc,neg", "-j", "2",

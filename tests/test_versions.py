@@ -101,6 +101,7 @@ def test_a_missing_decomposition_is_one_finding_and_the_table_stays_usable(opset
     assert [(r.op, r.problem) for r in drifted] == [(MISSING, f"absent in torch {versions.installed()}: torch registers no decomposition for {MISSING}")]
 
 
+@pytest.mark.sweep  # a whole validate as on another torch (every row and formula again): `make sweep`
 def test_the_recorded_range_makes_it_a_note_and_drift_lists_it(without_hann_decomposition, monkeypatch, capsys):
     monkeypatch.setattr(versions, "installed", lambda: "2.11.0")
     code = main(["validate"])
@@ -131,6 +132,7 @@ PLUGIN = textwrap.dedent(f"""
 """)
 
 
+@pytest.mark.sweep  # the decomposition suite run again in a process of its own, as on another torch: `make sweep`
 def test_the_decomposition_suite_skips_a_rule_torch_lacks_and_runs_the_rest(tmp_path):
     (tmp_path / "no_hann.py").write_text(PLUGIN)
     env = {**os.environ, "CI": "1", "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}

@@ -15,7 +15,7 @@ from typing import Callable
 import yaml
 
 from opspec.reports.site import results as results_mod
-from opspec.reports.site import sanitize
+from opspec.reports.site import raw_html, sanitize
 from opspec.spec import yamlio
 
 FOLDER = "findings"
@@ -85,12 +85,14 @@ def _finding(yaml_entry: dict, records: dict[tuple[str, str], list[results_mod.R
                    attribution=str(yaml_entry.get("attribution") or ""), limits="; ".join(limits), cases=cases)
 
 
-def pages(backends: list[BackendFindings], op_link: Callable[[str, str], str],
-          case_link: Callable[[results_mod.Record, str], str]) -> dict[str, str]:
-    """``findings/index.md`` and one page per backend."""
+def pages(backends: list[BackendFindings], op_page: Callable[[str], str | None],
+          case_link: Callable[[results_mod.Record], str], links: raw_html.Links) -> dict[str, str]:
+    """``findings/index.md`` and one page per backend. ``op_page``: an op's page (a path under the generated
+    folder), ``case_link``: a published case's place in its report (the same, with its anchor)."""
     out = {f"{FOLDER}/index.md": _index(backends)}
     for item in backends:
-        out[f"{FOLDER}/{_slug(item.backend)}.md"] = _page(item, op_link, case_link)
+        page = f"{FOLDER}/{_slug(item.backend)}.md"
+        out[page] = _page(item, op_page, case_link, lambda target, page=page: links.href(page, f"../{target}"))
     return out
 
 
@@ -124,7 +126,7 @@ def _index(backends: list[BackendFindings]) -> str:
     return "\n".join(lines + [""])
 
 
-def _page(item: BackendFindings, op_link, case_link) -> str:
+def _page(item: BackendFindings, op_page, case_link, href) -> str:
     lines = ["---", f"title: 'Findings: {item.backend}'", "search:", "  exclude: true", "---", "",
              f"# What {sanitize.inline(item.backend)} gets wrong", "",
              f"From `{sanitize.inline(item.source)}`"
@@ -140,15 +142,22 @@ def _page(item: BackendFindings, op_link, case_link) -> str:
         if not found:
             continue
         lines += [f"## {BLAME_TITLES.get(who, sanitize.inline(who))} ({len(found)})", "",
-                  "| Op | Limited to | Status | Why | Cases |", "|---|---|---|---|---|"]
-        for f in sorted(found, key=lambda f: (f.op, f.limits)):
-            op = op_link(f.op, "../") if "*" not in f.op and "?" not in f.op else sanitize.code(f.op)
-            cases = ", ".join(f"[{sanitize.inline(r.dtype)}]({case_link(r, '../')})" for r in f.cases[:12])
-            if len(f.cases) > 12:
-                cases += f" and {len(f.cases) - 12} more"
-            lines.append(f"| {op} | {sanitize.cell(f.limits) or 'all'} | {sanitize.ident(f.status)} | "
-                         f"{sanitize.cell(f.reason)} | {cases or '—'} |")
-        lines.append("")
+                  _table(sorted(found, key=lambda f: (f.op, f.limits)), op_page, case_link, href), ""]
     if not item.findings:
         lines += ["No entries: every case is expected to pass.", ""]
     return "\n".join(lines)
+
+
+def _table(found: list, op_page, case_link, href) -> str:
+    """A blame group's entries as an HTML table (a few hundred rows with a dozen links each; see raw_html.py)."""
+    rows = []
+    for f in found:
+        target = op_page(f.op) if "*" not in f.op and "?" not in f.op else None
+        op = raw_html.link(href(target), raw_html.code(f.op)) if target else raw_html.code(f.op)
+        cases = ", ".join(raw_html.link(href(case_link(r)), raw_html.text(r.dtype)) for r in f.cases[:12])
+        if len(f.cases) > 12:
+            cases += f" and {len(f.cases) - 12} more"
+        rows.append(f"<tr><td>{op}</td><td>{raw_html.text(f.limits) or 'all'}</td><td>{raw_html.ident(f.status)}</td>"
+                    f"<td>{raw_html.text(f.reason)}</td><td>{cases or '—'}</td></tr>\n")
+    return ("<table>\n<thead><tr><th>Op</th><th>Limited to</th><th>Status</th><th>Why</th><th>Cases</th></tr></thead>\n"
+            f"<tbody>\n{''.join(rows)}</tbody>\n</table>")

@@ -211,8 +211,8 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     backend_findings, findings_problems = findings.read(ws.root / "conformance" / "expectations", ws.root, results)
     problems += findings_problems
     pages.update(findings.pages(
-        backend_findings, op_link,
-        lambda r, prefix: f"{prefix}reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}"))
+        backend_findings, lambda n: f"ops/{slugs[n]}.md" if n in slugs else None,
+        lambda r: f"reports/{r.report}.md#{scoreboard.anchor(r.report, r.op, r.dtype)}", links))
     pages["compatibility.md"] = env.get_template("compatibility.md.j2").render(**compatibility_page.context(ws, infos))
     pages.update(accuracy_page.pages(env, ws.opset, ws.root / "conformance" / "accuracy", contracts, slugs))
     pages.update(backend_pages.pages(ws.root, slugs, set(newest.core_names())))
