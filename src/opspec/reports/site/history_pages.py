@@ -58,19 +58,31 @@ def counts(change: history.Changes | None) -> str:
     return ", ".join(parts) or "no case changed"
 
 
-def _case(case: str, slugs: dict[str, str], href) -> str:
-    """A changed case (``op dtype device``) as HTML, its op linked to the op's page."""
-    op, _, rest = case.partition(" ")
+def _case(op: str, slugs: dict[str, str], href) -> str:
+    """An op of a changed case as HTML, linked to the op's page."""
     slug = slugs.get(op)
-    name = raw_html.link(href(f"../ops/{slug}.md"), raw_html.code(op)) if slug else raw_html.code(op)
-    return name + " " + raw_html.text(rest)
+    return str(raw_html.link(href(f"../ops/{slug}.md"), raw_html.code(op)) if slug else raw_html.code(op))
 
 
 def _changes_table(changes: list[tuple[str, tuple[str, str, str]]], slugs: dict[str, str], href) -> str:
-    """The cases that changed between two runs: an HTML table (hundreds of rows a page; see raw_html.py)."""
-    rows = "".join(f"<tr><td>{raw_html.text(label)}</td><td>{_case(case, slugs, href)}</td>"
-                   f"<td>{raw_html.ident(before)}</td><td>{raw_html.ident(after)}</td></tr>\n"
-                   for label, (case, before, after) in changes)
+    """The cases that changed between two runs: an HTML table (hundreds of rows a page; see raw_html.py). A page
+    names the same few ops and statuses thousands of times: each is written once."""
+    cases: dict[str, str] = {}  # op -> its link
+    names: dict[str, str] = {}
+
+    def case(text: str) -> str:
+        op, _, rest = text.partition(" ")
+        if op not in cases:
+            cases[op] = _case(op, slugs, href)
+        return f"{cases[op]} {raw_html.text(rest)}"
+
+    def ident(text: str) -> str:
+        if text not in names:
+            names[text] = raw_html.ident(text)
+        return names[text]
+
+    rows = "".join(f"<tr><td>{ident(label)}</td><td>{case(text)}</td><td>{ident(before)}</td><td>{ident(after)}</td></tr>\n"
+                   for label, (text, before, after) in changes)
     return f"<table>\n<thead><tr><th>Change</th><th>Case</th><th>Before</th><th>After</th></tr></thead>\n<tbody>\n{rows}</tbody>\n</table>"
 
 
