@@ -248,7 +248,7 @@ def test_scoreboard_heat_map_renders_and_links_to_the_case(served, browser, tmp_
     browser.get(xfail.get_attribute("href"))
     target = browser.current_url.split("#")[1]
     heading = _wait()(browser, 30).until(ec.presence_of_element_located((By.ID, target)))
-    section = heading.find_element(By.XPATH, "./ancestor::p").text  # the case's first line: op, dtype, status
+    section = heading.find_element(By.XPATH, "./ancestor-or-self::p").text  # the case's paragraph: op, dtype, status
     assert "xfail" in section
     assert "Expectation's reason:" in browser.find_element(By.CSS_SELECTOR, "article").text
     assert _broken_identifiers(browser) == []  # the report page's table
