@@ -107,6 +107,9 @@ def test_going_back_to_an_earlier_edit_re_runs_nothing(opset_copy, capsys, work)
     assert fresh(work)["parsed"] == []
 
 
+@pytest.mark.sweep  # two whole validates with torch (an empty cache, then --no-cache) around the edits, each a run
+# checked against a full one: `make sweep`. make test: the same without torch (above), and with torch the reused
+# opset against a full run (test_validate_cache.py) and the formulas beside the rows (below)
 def test_with_torch_an_edit_re_runs_only_what_it_changed(opset_copy, capsys, work):
     """One op's rows after its row changed (lines moved too), one formula after its text changed, nothing of torch's
     after a prose edit: each time the lines a full run prints."""
