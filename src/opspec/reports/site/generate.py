@@ -1,4 +1,5 @@
-"""Generate the data-driven pages of the site as plain Markdown (no plugins needed to render them).
+"""Generate the data-driven pages of the site as plain Markdown (no plugins needed to render them), their
+result tables as HTML blocks (:mod:`opspec.reports.site.raw_html`).
 
 Inputs: every opset version, every proposal, published conformance results.
 Everything a proposal author or a result file supplies goes through
