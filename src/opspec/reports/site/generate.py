@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Callable
 
 import jinja2
-import yaml
 
 from opspec.proposals import check as checking
 from opspec.proposals.model import STATUSES, Proposal
 from opspec.reports import changelog
-from opspec.reports.site import accuracy_page, accuracy_section, raw_html
+from opspec.reports.site import accuracy_page, accuracy_section, mkdocs_run, raw_html
 from opspec.reports.site import arguments as arguments_mod
 from opspec.reports.site import examples as examples_mod
 from opspec.reports.site import backend_pages, compatibility_page, findings, models_page, sanitize, scoreboard, version_matrix
@@ -134,7 +133,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     by_id = {p.id: p for p in proposals}
     results = results_mod.read(ws.results, _manifest_descriptions(ws.root / "conformance" / "backends"))
     env = _environment()
-    links = raw_html.Links(_directory_urls(ws.site / "mkdocs.yml"), GENERATED)
+    links = raw_html.Links(mkdocs_run.directory_urls(ws.site / "mkdocs.yml"), GENERATED)
     pages: dict[str, str] = {}
     problems: list[str] = []
     errata_problems: list[str] = []
@@ -205,9 +204,9 @@ def generate(ws: Workspace, *, run_examples: bool = True,
                 for e in sorted(errata, key=lambda e: (e.published, e.name, e.field))])
     pages["torch-versions.md"] = env.get_template("torch_versions.md.j2").render(
         rows=version_matrix.read(ws.version_matrix), steps=version_matrix.STEPS)
-    pages.update(scoreboard.pages(env, results, newest, slugs, ws.version_matrix,
+    pages.update(scoreboard.pages(env, results, newest, slugs, ws.version_matrix, links,
                                   torch_versions_page="torch-versions.md" if "torch-versions.md" in pages else None,
-                                  history_folder=ws.results / "history", links=links))
+                                  history_folder=ws.results / "history"))
     pages.update(models_page.pages(ws.root / "benchmarks" / "model_zoo.json"))
     backend_findings, findings_problems = findings.read(ws.root / "conformance" / "expectations", ws.root, results)
     problems += findings_problems
@@ -307,15 +306,6 @@ def generate(ws: Workspace, *, run_examples: bool = True,
     pages.update(other_pages)
     problems += links.problems(pages, ws.site / "docs")
     return Generated(pages, skipped, problems + errata_problems)
-
-
-def _directory_urls(config: Path) -> bool:
-    """Whether the site serves ``page.md`` at ``page/`` (mkdocs' default), as its configuration says."""
-    try:
-        settings = yaml.safe_load(config.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):  # python tags: mkdocs reads them, and the default is what it mostly holds
-        return True
-    return bool(settings.get("use_directory_urls", True)) if isinstance(settings, dict) else True
 
 
 def _op_page_paths(names, opsets: list[Opset], slugs: dict[str, str]) -> list[str]:

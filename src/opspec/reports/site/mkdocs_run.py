@@ -87,14 +87,24 @@ def run(scratch: Path, html_dir: Path, side: Side | None = None) -> None:
     _view(scratch / "docs", main / "docs", lambda page: page not in side.pages)
     shutil.copy2(scratch / "mkdocs.yml", main / "mkdocs.yml")
     _wait([_start(main / "mkdocs.yml", html_dir, scratch / "main.log"), (side.process, side.log)])
-    directory_urls = bool(_settings(scratch / "mkdocs.yml").get("use_directory_urls", True))
+    urls = directory_urls(scratch / "mkdocs.yml")
     for page in side.pages:
-        target = _output_of(page, directory_urls)
+        target = _output_of(page, urls)
         os.replace(side.html / target, html_dir / target)
 
 
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def directory_urls(config: Path) -> bool:
+    """Whether the site serves ``page.md`` at ``page/`` (mkdocs' default), as its configuration says (the default
+    where the configuration is not plain YAML: mkdocs reads python tags, this module does not)."""
+    try:
+        settings = _settings(config)
+    except OSError:
+        return True
+    return bool(settings.get("use_directory_urls", True)) if settings is not None else True
 
 
 def _settings(config: Path) -> dict | None:

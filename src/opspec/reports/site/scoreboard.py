@@ -165,11 +165,9 @@ def _version_matrix(path: Path) -> tuple[list[str], list[list[str]], str] | None
 
 
 def pages(env: jinja2.Environment, results: results_mod.Results, newest: Opset, slugs: dict[str, str],
-          version_matrix: Path, torch_versions_page: str | None = None, history_folder: Path | None = None,
-          links: raw_html.Links | None = None) -> dict[str, str]:
+          version_matrix: Path, links: raw_html.Links, torch_versions_page: str | None = None,
+          history_folder: Path | None = None) -> dict[str, str]:
     from opspec.reports.site import history_pages
-
-    links = links or raw_html.Links()
 
     statuses = results.statuses()
     cells = declared_cells(newest)  # the op x dtype cells a full run covers: the summary and the heat map count them
