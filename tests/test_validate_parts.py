@@ -278,12 +278,32 @@ def test_formulas_checked_beside_are_what_this_process_finds_and_are_kept():
     opsets, rows = [load.load_opset()], spec_cases.read(root=root)
     store = part_cache.PartStore()
     started = validate_module._formulas_beside(written, opsets, rows, store)
-    assert isinstance(started, beside.Beside)
+    assert isinstance(started.child, beside.Beside)
     found = validate_module._formula_findings(written, opsets, rows, store, started)
     assert [f.message.startswith(f"{wrong.op}: formula_check disagrees") for f in found] == [True]
     assert found == kept_formulas.findings(written, opsets[0], rows[0], part_cache.PartStore(keeping=False))
     assert not kept_formulas.pending(written, opsets[0], store)  # taken into this store
     assert validate_module._formulas_beside(written, opsets, rows, store) is None  # nothing left to compute
+
+
+def test_a_formula_the_child_claimed_and_never_answered_is_checked_here():
+    """The child takes the first formula and dies: this process takes the rest as they come, then checks the one
+    the child left unanswered, and finds what a run without a child finds."""
+    from opspec.spec.formulas import syntax_findings
+
+    root = resources.opset_root()
+    chosen, _ = syntax_findings(root)
+    chosen = [f for f in chosen if f.op in ("aten::abs", "aten::sign")]
+    wrong = dataclasses.replace(chosen[0], expression="self + 1")  # the one the child claims: its finding must stay
+    written = ([wrong, *chosen], [])
+    opsets, rows = [load.load_opset()], spec_cases.read(root=root)
+    claims = kept_formulas.Claims()
+    assert claims.take() == 0  # as the child would have, before it died
+    dying = beside.Beside(lambda: os._exit(3))
+    found = validate_module._formula_findings(written, opsets, rows, part_cache.PartStore(),
+                                              validate_module._FormulasBeside(dying, claims))
+    assert found == kept_formulas.findings(written, opsets[0], rows[0], part_cache.PartStore(keeping=False))
+    assert [f.message.startswith(f"{wrong.op}: formula_check disagrees") for f in found] == [True]
 
 
 def test_work_beside_answers_its_value_and_a_child_that_fails_is_said():

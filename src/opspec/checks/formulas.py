@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from hypothesis import strategies as st
 
 from opspec.bridge import torch_ops
 from opspec.checks.formula_verdicts import Verdict, first_message
@@ -149,10 +150,12 @@ def _drawn_calls(op: str, hints: TestingHints | None) -> list[Call]:
     """Calls in float64, then in each other dtype the op declares; integer calls again with fractional numbers."""
     schema = torch_ops.resolve(op)._schema
     calls = strategies.draw_examples(strategies.calls(schema, hints, torch.float64), DRAWN)
-    for dtype in strategies.dtypes_under_test(op, hints):
-        if dtype == torch.float64:
-            continue
-        drawn = strategies.draw_examples(strategies.calls(schema, hints, dtype), DRAWN_OTHER)
+    others = [dtype for dtype in strategies.dtypes_under_test(op, hints) if dtype != torch.float64]
+    # One draw of a call in every other dtype at once: each run of hypothesis costs more than the calls it draws.
+    together = strategies.draw_examples(st.tuples(*(strategies.calls(schema, hints, dtype) for dtype in others)),
+                                        DRAWN_OTHER) if others else []
+    for position, dtype in enumerate(others):
+        drawn = [example[position] for example in together]
         calls += drawn
         if not (dtype.is_floating_point or dtype.is_complex):
             calls += [fractional for call in drawn for fractional in _fractional(call, schema)]

@@ -22,19 +22,56 @@ from opspec.spec.model import Opset
 Written = tuple[list[Formula], list[Finding]]  # the descriptions' formulas and their syntax problems (syntax_findings)
 
 
-def findings(written: Written, opset: Opset, cases: Mapping[str, tuple], parts: PartStore) -> list[Finding]:
+def findings(written: Written, opset: Opset, cases: Mapping[str, tuple], parts: PartStore,
+             done: Mapping[int, str | None] | None = None) -> list[Finding]:
     """Every formula_check against the kernel (``written``: as :func:`opspec.spec.formulas.syntax_findings` read
-    them, without torch); ``cases``: the root's special-case rows as read."""
+    them, without torch); ``cases``: the root's special-case rows as read; ``done``: the messages some process
+    already computed, by the formula's position (:func:`claimed`)."""
     formulas, problems = written
     if problems:
         return problems
     hints = _hints(opset)
+    done = done or {}
     found = []
-    for formula in formulas:
-        message = _message(formula, hints.get(formula.op), cases.get(formula.op, ()), parts)
+    for position, formula in enumerate(formulas):
+        if position in done:
+            message = done[position]
+        else:
+            message = _message(formula, hints.get(formula.op), cases.get(formula.op, ()), parts)
         if message:
             found.append(Finding(formula.mark, message))
     return found
+
+
+class Claims:
+    """Formulas handed out one at a time to the processes that share this counter (made before they fork): two
+    processes that each take the next unclaimed formula finish together, whatever each formula costs."""
+
+    def __init__(self):
+        import multiprocessing
+
+        self._next = multiprocessing.Value("i", 0)  # in memory the forked child shares, with its lock
+
+    def take(self) -> int:
+        with self._next.get_lock():
+            position = self._next.value
+            self._next.value += 1
+        return position
+
+
+def claimed(written: Written, opset: Opset, cases: Mapping[str, tuple], parts: PartStore,
+            claims: Claims) -> dict[int, str | None]:
+    """The messages of the formulas this process claims, by position, until none is left: the parts for
+    :func:`findings`' ``done``."""
+    formulas, problems = written
+    if problems:
+        return {}
+    hints = _hints(opset)
+    messages = {}
+    while (position := claims.take()) < len(formulas):
+        formula = formulas[position]
+        messages[position] = _message(formula, hints.get(formula.op), cases.get(formula.op, ()), parts)
+    return messages
 
 
 def pending(written: Written, opset: Opset, parts: PartStore) -> bool:

@@ -161,30 +161,39 @@ def _formula_cases(rows: tuple[dict, list[Finding]]) -> dict:
     return {} if case_problems else cases
 
 
+@dataclass
+class _FormulasBeside:
+    """The formulas checked in a forked child, which this process joins once its rows are run."""
+    child: Beside
+    claims: kept_formulas.Claims
+
+
 def _formulas_beside(written: kept_formulas.Written, opsets: list[Opset], rows: tuple,
-                     parts: PartStore) -> Beside | None:
+                     parts: PartStore) -> _FormulasBeside | None:
     """The formulas checked in a forked child while this process runs the rows, where some verdict must be
     computed: both halves of an empty-cache run at once on two cores."""
     if not can_fork() or not kept_formulas.pending(written, opsets[-1], parts):
         return None
-    known = parts.used_keys()
-    return Beside(lambda: (kept_formulas.findings(written, opsets[-1], _formula_cases(rows), parts),
-                           parts.used_since(known)))
+    known, claims = parts.used_keys(), kept_formulas.Claims()
+    return _FormulasBeside(Beside(lambda: (kept_formulas.claimed(written, opsets[-1], _formula_cases(rows), parts, claims),
+                                           parts.used_since(known))), claims)
 
 
 def _formula_findings(written: kept_formulas.Written, opsets: list[Opset], rows: tuple, parts: PartStore,
-                      beside: Beside | None) -> list[Finding]:
-    """The formulas' findings: the child's, with the parts it computed taken into this store, else computed here
-    (no child was started, or it died)."""
+                      beside: _FormulasBeside | None) -> list[Finding]:
+    """The formulas' findings: this process takes the formulas the child has not claimed yet, then the child's
+    are taken into this store; a formula neither answered (no child was started, or it died) is computed here."""
+    done: dict = {}
     if beside is not None:
+        done = kept_formulas.claimed(written, opsets[-1], _formula_cases(rows), parts, beside.claims)
         try:
-            found, (used, computed) = beside.result()
+            theirs, (used, computed) = beside.child.result()
         except BesideFailed:
             pass
         else:
             parts.take(used, computed)
-            return found
-    return kept_formulas.findings(written, opsets[-1], _formula_cases(rows), parts)
+            done.update(theirs)
+    return kept_formulas.findings(written, opsets[-1], _formula_cases(rows), parts, done)
 
 
 def _check_policy(root: Path, infos: list[VersionInfo], clean_ops: dict[str, LoadedFile],
