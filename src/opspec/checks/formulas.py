@@ -14,6 +14,7 @@ dtype's own elsewhere, exactly for integers and bools; NaN must sit where the ke
 """
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 from typing import Any
@@ -73,7 +74,13 @@ def evaluate(formula: Formula, call: Call, widen: bool = True) -> Any:
     ``widen`` is false: then in their own dtypes)."""
     scope = {"torch": torch, "math": math}
     scope.update(map_tensors(_widened if widen else (lambda t: t), _named_arguments(call.copy())))
-    return eval(formula.expression, {"__builtins__": BUILTINS, **scope})  # data from the opset, reviewed like code
+    return eval(_compiled(formula.expression), {"__builtins__": BUILTINS, **scope})  # data from the opset, reviewed like code
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(expression: str):
+    """The expression compiled once: a formula is evaluated on every drawn call and row."""
+    return compile(expression, "<formula_check>", "eval")
 
 
 def _as_output(value: Any, like: torch.Tensor) -> torch.Tensor:
