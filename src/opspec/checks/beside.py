@@ -1,7 +1,8 @@
 """Work done in a forked child while this process goes on; its result comes back pickled through a pipe.
 
 ``opspec validate`` checks the formulas (hypothesis draws, kernels) in a child while it runs
-the special-case rows itself: on two cores the two halves of an empty-cache run overlap. The
+the special-case rows itself, then takes formulas beside the child: on two cores the two halves
+of an empty-cache run overlap and end together. The
 child starts with everything this process has read (the opset, torch if imported), so it
 pays no import; it leaves by ``os._exit``, running no exit handler and flushing no buffer
 of this process's.
