@@ -428,7 +428,8 @@ def test_every_version_has_its_own_pages(tmp_path):
     result = build(Workspace(root), tmp_path / "html")
     pages = generate(Workspace(root)).pages
     old = pages["2026.11/ops/aten-abs.md"]
-    assert "exclude: true" in old and "this is an older version's page" in old
+    assert yamlio.load_text(old.split("---")[1], "front matter")["search"] == {"exclude": True}
+    assert "this is an older version's page" in old
     assert "<th>Argument</th>" in old and "## Example" not in old and "[its page for the newest version](../../ops/aten-abs.md)" in old
     assert "[2026.12](../../ops/aten-abs.md)" in old and "**2026.11**" in old
     assert "[2026.11](../2026.11/ops/aten-abs.md)" in pages["ops/aten-abs.md"]
@@ -469,3 +470,17 @@ def test_the_repository_site_builds_strict(tmp_path):
     """Every page the repository's data produces links only to pages that exist (mkdocs --strict)."""
     result = build(Workspace(ROOT), tmp_path / "html", write_generated=False)
     assert (result.out / "generated" / "scoreboard" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("fields", [
+    {"title": "aten::abs (2026.11)", "search": {"exclude": True}},
+    {"title": "A: title - with [brackets], {braces} and # a hash", "tags": ["accepted", "add-op"]},
+    {"title": 'Quotes " and \\ a backslash'},
+    {"title": "Caf\u00e9 \u2028 after a line separator"},
+    {"title": "yes", "hide": ["navigation", "toc"], "search": {"boost": 5}},
+])
+def test_front_matter_reads_back_as_the_fields_it_was_given(fields):
+    """Written as JSON where that is what YAML reads back, else by PyYAML; either way mkdocs gets the same values."""
+    import yaml
+
+    assert yaml.safe_load(sanitize.front_matter(fields)) == fields

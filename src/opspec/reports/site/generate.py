@@ -27,7 +27,7 @@ from opspec.reports.site import special_cases as special_mod
 from opspec.reports.site import results as results_mod
 from opspec.results import vocabulary
 from opspec.spec import errata as spec_errata
-from opspec.spec import load, manifests, resources, special_cases as spec_cases, yamlio
+from opspec.spec import file_memo, load, manifests, resources, special_cases as spec_cases, yamlio
 from opspec.spec.errata import Erratum
 from opspec.spec.model import DecompositionRule, Opset, TestingHints
 from opspec.spec.workspace import Workspace
@@ -74,7 +74,7 @@ def _environment() -> jinja2.Environment:
 
 
 def _front(**fields) -> str:
-    return yamlio.dump(fields).rstrip("\n")
+    return sanitize.front_matter(fields)
 
 
 def _safe_url(url: str) -> str | None:
@@ -122,6 +122,17 @@ def generate(ws: Workspace, *, run_examples: bool = True,
              early: Callable[[dict[str, str], list[str]], None] | None = None) -> Generated:
     """Every page. ``early`` is called once every page but the op pages is done, before anything runs with
     torch, with those pages and the paths the op pages will have."""
+    from opspec.checks import part_cache
+
+    # What the last `opspec validate` kept: each data file as read (while its bytes are the same) and the rows'
+    # verdicts on this torch. Nothing is written back: a build leaves validate's cache as it found it.
+    parts = part_cache.validate_store()
+    with file_memo.kept_in(parts):
+        return _generate(ws, run_examples, early, parts)
+
+
+def _generate(ws: Workspace, run_examples: bool, early: Callable[[dict[str, str], list[str]], None] | None,
+              parts) -> Generated:
     infos = load.load_versions(ws.opset)
     opsets: list[Opset] = [load.load_opset(info.version, ws.opset) for info in infos]
     newest = opsets[-1]
@@ -300,7 +311,7 @@ def generate(ws: Workspace, *, run_examples: bool = True,
                                 if str(err).startswith("it ") else
                                 f"{ws.opset / load.DESCRIPTIONS}: the example of {name} fails: {err}")
 
-    special, special_built, built_torch = _special_cases(ws, newest, run_examples, problems)
+    special, special_built, built_torch = _special_cases(ws, newest, run_examples, problems, parts)
     pages = op_pages(True, examples_by_op, special, special_built, built_torch)
 
     pages.update(other_pages)
@@ -330,8 +341,9 @@ def _worst_by_op(records) -> dict[str, tuple[str, str]]:
             for op, (status, backends) in found.items()}
 
 
-def _special_cases(ws: Workspace, newest: Opset, run_rows: bool, problems: list[str]):
-    """(op -> rows, row key -> status on the installed torch, that torch's version): rows are run with the examples."""
+def _special_cases(ws: Workspace, newest: Opset, run_rows: bool, problems: list[str], parts):
+    """(op -> rows, row key -> status on the installed torch, that torch's version): rows are run with the examples;
+    those the last `opspec validate` ran (kept in ``parts``) are not run again."""
     try:
         cases = spec_cases.load_special_cases(ws.opset)
     except yamlio.DataError as err:
@@ -340,10 +352,8 @@ def _special_cases(ws: Workspace, newest: Opset, run_rows: bool, problems: list[
     if not run_rows or not cases:
         return cases, {}, None
     from opspec.bridge import torch_ops
-    from opspec.checks import part_cache, special_cases as check
+    from opspec.checks import special_cases as check
 
-    # what the last `opspec validate` of this opset kept is reused: rows it ran are not run again
-    parts = part_cache.validate_store()
     return cases, check.row_statuses(cases, newest, parts), torch_ops.version()
 
 

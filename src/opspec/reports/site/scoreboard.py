@@ -236,6 +236,4 @@ def _case_matrix(records: list) -> tuple[list[str], list[str], dict, dict[str, s
 
 def yaml_front(title: str, search_exclude: bool = False) -> str:
     """Front matter; report pages stay out of search, which is for finding ops and pages about them."""
-    from opspec.spec import yamlio
-
-    return yamlio.dump({"title": title, **({"search": {"exclude": True}} if search_exclude else {})}).rstrip("\n")
+    return sanitize.front_matter({"title": title, **({"search": {"exclude": True}} if search_exclude else {})})
