@@ -254,6 +254,7 @@ def test_two_mkdocs_processes_build_what_one_builds(tmp_path, monkeypatch):
     files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(two) for p in two.rglob("*") if p.is_file())
     assert [f for f in files if (one / f).read_bytes() != (two / f).read_bytes()] == []
+    assert [f.suffix for f in files if f.parts[:2] == ("generated", "reports") and f.suffix != ".html"] == [".py"]
     assert "off by" in (two / "generated" / "reports" / "demo" / "index.html").read_text()
     assert "## Every case" in (root / "site" / "docs" / "generated" / "reports" / "demo.md").read_text()  # not a stub
     (root / "opset" / "descriptions.yaml").write_text(json.dumps({"ops": {  # fails after the second mkdocs started
@@ -484,3 +485,20 @@ def test_front_matter_reads_back_as_the_fields_it_was_given(fields):
     import yaml
 
     assert yaml.safe_load(sanitize.front_matter(fields)) == fields
+
+
+def test_the_files_for_download_are_excluded_by_patterns_that_match_no_page(tmp_path):
+    """A folder named like a file (a version, 2026.11) is no suffix to exclude; a file without a suffix is named."""
+    import pathspec
+    from opspec.reports.site import mkdocs_run
+
+    docs = tmp_path / "docs"
+    for path in ("generated/2026.11/ops/aten-abs.md", "generated/reports/demo/case-abs-float16.py",
+                 "generated/reports/demo/LICENSE", "generated/reports/demo.md", "index.md"):
+        (docs / path).parent.mkdir(parents=True, exist_ok=True)
+        (docs / path).write_text("x")
+    downloads = mkdocs_run._downloads(docs, "generated")
+    assert downloads == ["generated/reports/demo/LICENSE", "generated/reports/demo/case-abs-float16.py"]
+    spec = pathspec.GitIgnoreSpec.from_lines("/" + glob for glob in mkdocs_run._download_globs(downloads))
+    every = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*") if p.is_file())
+    assert [path for path in every if spec.match_file(path)] == downloads

@@ -90,7 +90,7 @@ def build(ws: Workspace, out: Path | None = None, *, write_generated: bool = Tru
         write(generated.pages)
         html_dir = scratch / "html"
         try:
-            mkdocs_run.run(scratch, html_dir, side)
+            mkdocs_run.run(scratch, html_dir, GENERATED, side)
         except mkdocs_run.MkdocsFailed as err:
             raise BuildError(str(err)) from None
         problems = []

@@ -7,9 +7,9 @@ generated, while the op pages still run their examples with torch. Each process 
 its own view of the docs: the pages it renders, and every other page as a stub (its
 front matter, or nothing for a page not generated yet), so both see the same files,
 nav and links. The second process's pages then replace their stubs in the first one's
-output. The files offered for download (5,000 repros) are left out of the second one's site: copying
-them is the first one's work (standalone, the second mkdocs took 13.3-14.1 s with them, 11.6-11.9 s
-without).
+output. The files offered for download (5,000 repros) are left out of both mkdocs sites and linked
+into the output afterwards: mkdocs copied each one in every process (standalone, the second mkdocs
+took 13.3-14.1 s with them, 11.6-11.9 s without).
 
 Only pages left out of search and out of the nav go to the second process: the first
 one writes the search index and the nav every page shows, so a page it did not render
@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
@@ -75,29 +75,51 @@ def start_side(scratch: Path, generated: str, pages: dict[str, str], later: list
     # Pages it neither renders nor shows in the nav are left out of its site: links to them still resolve.
     left_out = sorted(page.relative_to(view / "docs").as_posix() for page in (view / "docs").rglob("*.md"))
     left_out = [page for page in left_out if page not in chosen and page not in nav]
-    # Nor the files the generated pages offer for download (repros): the first process copies them into the site.
-    suffixes = {path.suffix for path in (view / "docs" / generated).rglob("*.*")
-                if path.suffix != ".md" and path.is_file()}
-    patterns = [f"{generated}/**/*{suffix}" for suffix in sorted(suffixes)]
+    # Nor the files the generated pages offer for download: they are linked into the site after mkdocs (run).
     _write(view / "mkdocs.yml", (scratch / "mkdocs.yml").read_text(encoding="utf-8")
-           + _exclude_docs(settings, left_out, patterns))
+           + _exclude_docs(settings, left_out, _download_globs(_downloads(scratch / "docs", generated))))
     process, log = _start(view / "mkdocs.yml", view / "html", scratch / "side.log")
     return Side(process, log, view / "html", chosen)
 
 
-def run(scratch: Path, html_dir: Path, side: Side | None = None) -> None:
-    """Build ``scratch/mkdocs.yml`` (docs in ``scratch/docs``) into ``html_dir``, with ``side`` rendering its pages."""
+def run(scratch: Path, html_dir: Path, generated: str, side: Side | None = None) -> None:
+    """Build ``scratch/mkdocs.yml`` (docs in ``scratch/docs``) into ``html_dir``, with ``side`` rendering its pages.
+    The files the ``generated`` folder offers for download (5,000 repros) are not mkdocs' to copy: they are linked
+    into the site from the docs where the disk allows (mkdocs' copies took 0.5 s of the first process's time)."""
+    downloads = _downloads(scratch / "docs", generated)
+    excluded = _exclude_docs(_settings(scratch / "mkdocs.yml") or {}, [], _download_globs(downloads))
+    config = (scratch / "mkdocs.yml").read_text(encoding="utf-8")
     if side is None:
+        _write(scratch / "mkdocs.yml", config + excluded)
         _wait([_start(scratch / "mkdocs.yml", html_dir, scratch / "mkdocs.log")])
-        return
-    main = scratch / "main"
-    _view(scratch / "docs", main / "docs", lambda page: page not in side.pages)
-    shutil.copy2(scratch / "mkdocs.yml", main / "mkdocs.yml")
-    _wait([_start(main / "mkdocs.yml", html_dir, scratch / "main.log"), (side.process, side.log)])
-    urls = directory_urls(scratch / "mkdocs.yml")
-    for page in side.pages:
-        target = _output_of(page, urls)
-        os.replace(side.html / target, html_dir / target)
+    else:
+        main = scratch / "main"
+        _view(scratch / "docs", main / "docs", lambda page: page not in side.pages)
+        _write(main / "mkdocs.yml", config + excluded)
+        _wait([_start(main / "mkdocs.yml", html_dir, scratch / "main.log"), (side.process, side.log)])
+        urls = directory_urls(scratch / "mkdocs.yml")
+        for page in side.pages:
+            target = _output_of(page, urls)
+            os.replace(side.html / target, html_dir / target)
+    for download in downloads:
+        _link(scratch / "docs" / download, html_dir / download)
+
+
+def _downloads(docs: Path, generated: str) -> list[str]:
+    """The files of the ``generated`` folder that are not pages (paths under ``docs``)."""
+    return sorted(path.relative_to(docs).as_posix() for path in (docs / generated).rglob("*")
+                  if path.suffix != ".md" and path.is_file())
+
+
+def _download_globs(downloads: list[str]) -> list[str]:
+    """``exclude_docs`` patterns (from the docs folder) that match every one of ``downloads`` and no page: one per
+    suffix under the generated folder, and a file without one by its path."""
+    by_suffix = {}
+    for download in downloads:
+        folder, suffix = download.split("/", 1)[0], PurePosixPath(download).suffix
+        by_suffix.setdefault((folder, suffix), []).append(download)
+    return sorted(f"{folder}/**/*{suffix}" if suffix else _escaped(path)
+                  for (folder, suffix), paths in by_suffix.items() for path in (paths[:1] if suffix else paths))
 
 
 def _cores() -> int:
@@ -181,20 +203,31 @@ def _view(docs: Path, into: Path, renders) -> None:
         elif source.suffix == ".md" and not renders(page):
             _write(into / page, _front_matter(source.read_text(encoding="utf-8")))
         else:
-            (into / page).parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(source, into / page)  # nothing to copy, nor to discard again when the scratch goes
-            except OSError:
-                shutil.copy2(source, into / page)
+            _link(source, into / page)
+
+
+def _link(source: Path, target: Path) -> None:
+    """``source`` at ``target`` as a hard link (nothing to copy, nor to discard again when the scratch goes), or a
+    copy where the disk allows no link."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def _exclude_docs(settings: dict, pages: list[str], globs: list[str] = ()) -> str:
     """An ``exclude_docs`` setting, to append to the configuration, that adds ``pages`` and ``globs`` (patterns
     from the docs folder) to the site's own."""
     patterns = str(settings.get("exclude_docs") or "").splitlines()
-    patterns += ["/" + re.sub(r"([\\*?\[\]!#])", r"\\\1", page) for page in pages]
+    patterns += ["/" + _escaped(page) for page in pages]
     patterns += ["/" + glob for glob in globs]
     return "\nexclude_docs: |\n" + "".join(f"  {pattern}\n" for pattern in patterns)
+
+
+def _escaped(path: str) -> str:
+    """``path`` as a gitignore pattern that matches it alone."""
+    return re.sub(r"([\\*?\[\]!#])", r"\\\1", path)
 
 
 def _output_of(page: str, directory_urls: bool) -> str:
