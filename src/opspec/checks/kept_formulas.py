@@ -50,7 +50,9 @@ class Claims:
     def __init__(self):
         import multiprocessing
 
-        self._next = multiprocessing.Value("i", 0)  # in memory the forked child shares, with its lock
+        # In memory the forked child shares, with its lock; the fork context's lock is unlinked at once, so a process
+        # that leaves by os._exit leaves no semaphore behind for a resource tracker to report.
+        self._next = multiprocessing.get_context("fork").Value("i", 0)
 
     def take(self) -> int:
         with self._next.get_lock():
