@@ -38,7 +38,8 @@ test: $(STAMP)
 # workflow, the published site and its browser test, the CUDA report script, worker pools crashed, hung or flooded
 # on purpose, every fault kind in one run, a validate and the decomposition suite as on a torch that lacks a
 # decomposition, and the runs checked against other runs: shuffled, one worker against
-# two, three shards merged, killed and resumed, two Inductor builds).
+# two, three shards merged, killed and resumed, two Inductor builds), and a pytest of its own that checks the pinned
+# pytest and pytest-xdist still group tests.
 sweep: $(STAMP)
 	$(BIN)/python -m pytest -m sweep -n auto --dist loadgroup -p no:cacheprovider
 

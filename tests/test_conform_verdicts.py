@@ -200,8 +200,9 @@ def test_a_wrong_backend_fails_on_the_backend_with_a_repro_that_replays(tmp_path
         "aten::floor": ("compile-error", "backend"), "aten::relu": ("pass", None)}
     assert results["aten::relu"]["evidence"]["source"] == "hook"
     assert Path(results["aten::neg"]["repro_file"]).read_text() == results["aten::neg"]["repro"]
-    for op in ("aten::exp", "aten::floor"):  # a repro of each outcome replays it (a process each, ~4 s)
-        assert replays(results[op]) == results[op]["outcome"]
+    # the failure's repro replays it in a process of its own (~4 s); a compile error's replays in the committed
+    # reports' sample (test_conform_results.py), every outcome's in `make sweep`
+    assert replays(results["aten::exp"]) == results["aten::exp"]["outcome"]
     assert not (tmp_path / "faulty.repros" / "relu-float32-cpu.py").exists()  # passing cases leave no repro
 
 

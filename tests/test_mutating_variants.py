@@ -56,10 +56,17 @@ def test_every_core_op_with_variants_is_covered(opset):
     assert {"inplace", "out"} == {v.kind for v in found}
 
 
+def _every_view_and_version() -> list:
+    """Every view in the newest opset; in 2026.11 the diagonal one, whose write it cannot lower (the other views
+    lower there as in the newest: `make sweep`)."""
+    return [pytest.param(version, view, id=f"{label}-{view}",
+                         marks=pytest.mark.sweep if label == "2026.11" and view != "diagonal" else ())
+            for version, label in ((FINDINGS_OPSET, "2026.11"), (None, "newest")) for view in fx.VIEWS]
+
+
 @pytest.mark.parametrize("target", fx.TARGETS)
-@pytest.mark.parametrize("view", list(fx.VIEWS))
 @pytest.mark.parametrize("name", ["aten::add_.Tensor", "aten::add.out"])
-@pytest.mark.parametrize("version", [FINDINGS_OPSET, None], ids=["2026.11", "newest"])
+@pytest.mark.parametrize("version, view", _every_view_and_version())
 def test_add_variants_functionalize_through_every_view(version, name, target, view):
     opset = load.load_opset(version)
     table = fx.lowering_table(opset)

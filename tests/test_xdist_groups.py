@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("xdist", reason="pytest-xdist is not installed")
 
 
+@pytest.mark.sweep  # a pytest of its own with two workers (7 s): `make sweep`, which CI runs after `make test`
 def test_tests_of_one_group_run_on_one_worker(tmp_path):
     (tmp_path / "test_grouped.py").write_text(textwrap.dedent("""
         import time
