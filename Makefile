@@ -9,8 +9,9 @@ STAMP := $(VENV)/.installed
 
 # --no-compile: pip would compile every module of every package (torch's thousands: 20 s of the 40); Python
 # compiles a module when it is first imported and keeps it, and the suite imports a fraction of them.
+# --clear: a .venv is made afresh, never over one that another Python made (venv then fails in ensurepip).
 $(STAMP): pyproject.toml constraints.txt
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[test]'
 	touch $(STAMP)
