@@ -2,7 +2,7 @@
 
     python benchmarks/first_hour.py [--out benchmarks/results/first_hour.json] [--skip-test]
 
-Clones HEAD into a scratch folder and, with no environment variables but PATH and HOME (the
+Clones HEAD into a scratch folder and, with no environment variables but the system's PATH and HOME (the
 Quickstart promises that nothing else is needed; HOME is the user's, whose pip configuration says
 where the machine keeps its wheels) and the caches in the scratch folder, runs there:
 
@@ -32,12 +32,16 @@ sys.path.insert(0, str(ROOT / "src"))
 from opspec.spec import portable  # noqa: E402
 
 
+# The system's own programs, as a machine with no variables set finds them: not the user's PATH, whose first python3
+# may be another build (a pyenv Python compiled without optimizations ran this suite's Python about 40% slower).
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
 def clean_env(cache: Path) -> dict[str, str]:
-    """PATH and HOME only, HOME the user's own: its pip configuration is the machine's (where the CPU build of torch
-    lies; an empty HOME sends pip to the registry, whose torch 2.13.0 is a CUDA build of 5 GB). The caches opspec
-    and pip keep go to a folder of this run, so they start empty."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", str(Path.home())),
-            "XDG_CACHE_HOME": str(cache)}
+    """PATH and HOME only: PATH the system's, HOME the user's own, whose pip configuration is the machine's (where the
+    CPU build of torch lies; an empty HOME sends pip to the registry, whose torch 2.13.0 is a CUDA build of 5 GB).
+    The caches opspec and pip keep go to a folder of this run, so they start empty."""
+    return {"PATH": SYSTEM_PATH, "HOME": os.environ.get("HOME", str(Path.home())), "XDG_CACHE_HOME": str(cache)}
 
 
 PYTEST_SUMMARY = re.compile(r"^=* ?\d+ (passed|failed).* in [\d.]+s")
