@@ -30,14 +30,10 @@ def findings(written: Written, opset: Opset, cases: Mapping[str, tuple], parts: 
     formulas, problems = written
     if problems:
         return problems
-    hints = _hints(opset)
-    done = done or {}
+    hints, done = _hints(opset), done or {}
     found = []
     for position, formula in enumerate(formulas):
-        if position in done:
-            message = done[position]
-        else:
-            message = _message(formula, hints.get(formula.op), cases.get(formula.op, ()), parts)
+        message = done[position] if position in done else _message(formula, hints, cases, parts)
         if message:
             found.append(Finding(formula.mark, message))
     return found
@@ -71,8 +67,7 @@ def claimed(written: Written, opset: Opset, cases: Mapping[str, tuple], parts: P
     hints = _hints(opset)
     messages = {}
     while (position := claims.take()) < len(formulas):
-        formula = formulas[position]
-        messages[position] = _message(formula, hints.get(formula.op), cases.get(formula.op, ()), parts)
+        messages[position] = _message(formulas[position], hints, cases, parts)
     return messages
 
 
@@ -91,7 +86,9 @@ def _drawn_key(formula: Formula, hints) -> str:
     return part_key("formula on drawn inputs of every declared dtype", formula.op, formula.expression, repr(hints))
 
 
-def _message(formula: Formula, hints, rows: tuple, parts: PartStore) -> str | None:
+def _message(formula: Formula, every_hints: dict, cases: Mapping[str, tuple], parts: PartStore) -> str | None:
+    """The formula's finding on drawn inputs and on its op's rows (None: it holds), each verdict kept in ``parts``."""
+    hints, rows = every_hints.get(formula.op), cases.get(formula.op, ())
     drawn = parts.recall(_drawn_key(formula, hints), lambda: _checked("drawn_verdict", formula, hints))
     if drawn and drawn[0] == "error":
         return drawn[1]  # the rows' inputs cannot change what is reported
