@@ -19,6 +19,7 @@ from opspec.checks import beside, formulas, kept_formulas, part_cache, result_ca
 from opspec.checks import validate as validate_module
 from opspec.checks.torch_facts import TorchFacts
 from opspec.cli import main
+from opspec.cli import validate as cli_validate
 from opspec.spec import file_memo, load, resources
 from opspec.spec import special_cases as spec_cases
 
@@ -312,3 +313,36 @@ def test_work_beside_answers_its_value_and_a_child_that_fails_is_said():
         beside.Beside(lambda: 1 / 0).result()
     with pytest.raises(beside.BesideFailed, match="no answer"):
         beside.Beside(lambda: os._exit(3)).result()
+
+
+def test_a_first_run_reads_the_data_in_a_child_while_torch_is_asked(opset_copy, capsys, work, monkeypatch):
+    """With nothing kept, a child forked before torch is imported reads and schema-checks every file; this process
+    takes its readings and parses none itself, and prints what a run without the cache prints."""
+    monkeypatch.setattr(cli_validate, "_torch_imported", lambda: False)
+    expected = run(capsys, opset_copy, "--no-cache")
+    fresh(work)
+    assert run(capsys, opset_copy) == expected
+    done = fresh(work)
+    assert done["parsed"] == [] and done["torch"] == [1]  # the child's parses are out of sight; torch asked here
+
+
+def test_a_reading_child_that_dies_leaves_the_reading_here(opset_copy, capsys, work, monkeypatch):
+    monkeypatch.setattr(cli_validate, "_torch_imported", lambda: False)
+    monkeypatch.setattr(cli_validate, "_checked", dying_in_a_child(cli_validate._checked))
+    expected = run(capsys, opset_copy, "--no-cache")
+    fresh(work)
+    assert run(capsys, opset_copy) == expected
+    assert "versions.yaml" in fresh(work)["parsed"]  # read here after all
+
+
+def dying_in_a_child(checked):
+    """``checked`` as it is, except in a forked child, which it ends at once."""
+    parent = os.getpid()
+
+    def wrapper(*args, **kwargs):
+        if os.getpid() != parent:
+            os._exit(3)
+        return checked(*args, **kwargs)
+
+    return wrapper
+

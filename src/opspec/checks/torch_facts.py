@@ -13,6 +13,7 @@ from typing import Mapping
 from opspec.checks.part_cache import PartStore
 
 SYMBOLIC_RETURNS = ("SymInt", "SymBool", "int", "bool", "float", "SymFloat")
+KEY = "torch facts"  # the part they are kept under
 
 
 @dataclass(frozen=True)
@@ -68,4 +69,4 @@ def _parsed(torch, text: str) -> ParsedSchema:
 
 def recall(parts: PartStore) -> TorchFacts:
     """The facts ``parts`` keeps (its key covers the installed torch), else measured and kept."""
-    return parts.recall("torch facts", TorchFacts.measure)
+    return parts.recall(KEY, TorchFacts.measure)
