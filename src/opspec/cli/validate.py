@@ -77,7 +77,8 @@ def _report(root: Path, backends: Path, args):
     parts_place = part_cache.validate_parts_place(not args.no_torch)
     parts_key = lambda: part_cache.validate_parts_key(parts_place)  # noqa: E731
     parts_before = None if args.no_cache else parts_key()
-    parts = (part_cache.PartStore(keeping=False) if parts_before is None
+    # --no-cache: a store of this run alone, never saved (the reading child hands its readings over through it)
+    parts = (part_cache.PartStore() if parts_before is None
              else part_cache.open_store("validate", parts_place, parts_before))
     # Without cyclic collections: the run makes little cyclic garbage (its peak memory is the same either way), and
     # each full collection walks torch's whole heap: a twentieth of an empty-cache run.
