@@ -113,11 +113,15 @@ def _read_while_torch_imports(root: Path, backends: Path, args, parts) -> None:
     child that fails costs nothing but the wait: this process then reads for itself."""
     from opspec.checks import beside, torch_facts
 
-    if not parts.keeping or parts.holds(torch_facts.KEY) or _torch_imported() or not beside.can_fork():
+    if parts.holds(torch_facts.KEY) or _torch_imported() or not beside.can_fork():
         return
     known = parts.used_keys()
-    without_torch = argparse.Namespace(**{**vars(args), "no_torch": True})
-    reading = beside.Beside(lambda: (_checked(root, backends, without_torch, parts), parts.used_since(known))[1])
+
+    def read():  # in the child: every check that needs no torch, for the readings it keeps
+        _checked(root, backends, argparse.Namespace(**{**vars(args), "no_torch": True}), parts)
+        return parts.used_since(known)
+
+    reading = beside.Beside(read)
     torch_facts.recall(parts)  # torch imported and asked while the child reads
     try:
         parts.take(*reading.result())
