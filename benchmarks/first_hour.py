@@ -9,6 +9,7 @@ where the machine keeps its wheels) and the caches in the scratch folder, runs t
 - ``make test``: builds ``.venv`` from nothing and runs the test suite (timed as those two parts: ``make
   .venv/.installed``, then ``make test``, which finds ``.venv`` built);
 - ``opspec validate`` with an empty result cache, then again with nothing changed;
+- ``opspec drift``, the rest of ``make run``;
 - ``opspec site build`` into a scratch folder.
 
 Each step's wall time, exit status and the load average around it are written as JSON; a
@@ -84,6 +85,7 @@ def main() -> int:
                 *([] if args.skip_test else [("make test: the suite", ["make", "test"])]),
                 ("validate, empty cache", [".venv/bin/opspec", "validate"]),
                 ("validate, nothing changed", [".venv/bin/opspec", "validate"]),
+                ("drift", [".venv/bin/opspec", "drift"]),
                 ("site build", [".venv/bin/opspec", "site", "build", "--out", str(Path(scratch) / "site")])]
         for name, command in plan:
             results["steps"][name] = step(name, command, clone, env)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 
 import pytest
 from opspec_fixtures import TESTED_TORCH, on_tested_torch
@@ -60,3 +61,28 @@ def test_json_output(capsys, monkeypatch):
     assert code == (1 if report["drifted"] else 0)
     if ON_TESTED_TORCH:
         assert report["core_added"] == {} and report["schema_changed"] == []
+
+
+SAMPLE = ("aten::addcmul", "aten::hardswish", "aten::std.correction", "aten::logaddexp")
+
+
+def test_rules_traced_in_two_processes_are_what_one_process_traces(opset, monkeypatch):
+    sample = dataclasses.replace(opset, rules=tuple(opset.rules_by_op[name] for name in SAMPLE))
+    both = drift.compute(sample).rules
+    monkeypatch.setattr(drift, "can_fork", lambda: False)
+    assert [r.op for r in both] == list(SAMPLE)
+    assert both == drift.compute(sample).rules
+
+
+def test_a_rule_the_child_took_and_never_answered_is_traced_here(opset, monkeypatch):
+    sample = dataclasses.replace(opset, rules=tuple(opset.rules_by_op[name] for name in SAMPLE))
+    alone = drift.compute(sample, progress=None)
+    parent, trace = os.getpid(), drift.trace_rule
+
+    def dying_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            os._exit(3)
+        return trace(*args, **kwargs)
+
+    monkeypatch.setattr(drift, "trace_rule", dying_in_the_child)
+    assert drift.compute(sample).rules == alone.rules

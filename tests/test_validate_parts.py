@@ -298,7 +298,7 @@ def test_a_formula_the_child_claimed_and_never_answered_is_checked_here():
     wrong = dataclasses.replace(chosen[0], expression="self + 1")  # the one the child claims: its finding must stay
     written = ([wrong, *chosen], [])
     opsets, rows = [load.load_opset()], spec_cases.read(root=root)
-    claims = kept_formulas.Claims()
+    claims = beside.Claims()
     assert claims.take() == 0  # as the child would have, before it died
     dying = beside.Beside(lambda: os._exit(3))
     found = validate_module._formula_findings(written, opsets, rows, part_cache.PartStore(),

@@ -2,7 +2,8 @@
 
 ``opspec validate`` checks the formulas (hypothesis draws, kernels) in a child while it runs
 the special-case rows itself, then takes formulas beside the child: on two cores the two halves
-of an empty-cache run overlap and end together. The
+of an empty-cache run overlap and end together. ``opspec drift`` traces its rules in two
+processes the same way, each taking the next rule from a shared counter (:class:`Claims`). The
 child starts with everything this process has read (the opset, torch if imported), so it
 pays no import; it leaves by ``os._exit``, running no exit handler and flushing no buffer
 of this process's.
@@ -58,3 +59,21 @@ class Beside(Generic[T]):
 
 def can_fork() -> bool:
     return hasattr(os, "fork")
+
+
+class Claims:
+    """Pieces of work (formulas, rules) handed out one at a time to the processes that share this counter (made
+    before they fork): two processes that each take the next unclaimed piece finish together, whatever each costs."""
+
+    def __init__(self):
+        import multiprocessing
+
+        # In memory the forked child shares, with its lock; the fork context's lock is unlinked at once, so a process
+        # that leaves by os._exit leaves no semaphore behind for a resource tracker to report.
+        self._next = multiprocessing.get_context("fork").Value("i", 0)
+
+    def take(self) -> int:
+        with self._next.get_lock():
+            position = self._next.value
+            self._next.value += 1
+        return position

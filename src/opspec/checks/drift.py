@@ -20,17 +20,20 @@ cannot serve drifts alone.
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from opspec.bridge import torch_ops, versions
+from opspec.checks.beside import Beside, BesideFailed, Claims, can_fork
 from opspec.checks.closure import Closure, ClosureGap, Functionalized
 from opspec.spec.errors import one_line
 from opspec.spec.model import DecompositionRule, Opset, version_key
 
 SAMPLES_PER_RULE = 4  # in float32 (or the rule's first dtype)
 SAMPLES_PER_OTHER_DTYPE = 1  # in each other dtype the rule is tested in
-DRAW_BATCHES = 3  # of 10 calls per wanted sample, until the first dtype has its samples
+DRAW_BATCHES = 3  # of 10 calls per wanted sample, after a first batch of as many calls as samples wanted
 
 
 @dataclass
@@ -124,13 +127,7 @@ def compute(opset: Opset, *, closure: bool = False, progress: Callable[[str], No
             report.schema_changed.append({"op": name, "opset": op.schema, "torch": live[name]})
 
     report.table_changes = [change for change in _table_changes(opset) if change["op"] not in absent_rules]
-    core = set(ours)
-    for index, rule in enumerate(opset.rules, 1):
-        if rule.op in absent_rules:
-            continue
-        if progress:
-            progress(f"rules {index}/{len(opset.rules)} {rule.op}")
-        report.rules.append(trace_rule(opset, rule, core))
+    report.rules = _traced(opset, [rule for rule in opset.rules if rule.op not in absent_rules], set(ours), progress)
     if closure:
         from opspec.checks import closure as closing
 
@@ -170,6 +167,30 @@ def _table_changes(opset: Opset) -> list[dict[str, str]]:
     return changes
 
 
+def _traced(opset: Opset, rules: list[DecompositionRule], core: set[str],
+            progress: Callable[[str], None] | None) -> list[RuleDrift]:
+    """Each rule traced, in the rules' order: a forked child and this process each take the next untraced rule, so
+    the two cores end together. A rule the child took and never answered (it died) is traced here."""
+    claims, parent = Claims(), os.getpid()
+
+    def trace_claimed() -> dict[int, RuleDrift]:
+        done = {}
+        while (position := claims.take()) < len(rules):
+            if progress and os.getpid() == parent:  # this process tells: the rules it takes run through the whole list
+                progress(f"rules {position + 1}/{len(rules)} {rules[position].op}")
+            done[position] = trace_rule(opset, rules[position], core)
+        return done
+
+    child = Beside(trace_claimed) if can_fork() and len(rules) > 1 else None
+    done = trace_claimed()
+    if child is not None:
+        try:
+            done.update(child.result())
+        except BesideFailed:
+            pass
+    return [done[position] if position in done else trace_rule(opset, rule, core) for position, rule in enumerate(rules)]
+
+
 def trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: int | None = None) -> RuleDrift:
     """Trace the rule as the closure tests do: its subject's table, every dtype it is tested in,
     drawn layouts included, so a rule the closure tests fail on drifts here too."""
@@ -197,12 +218,11 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
         wanted = samples if dtype == primary else SAMPLES_PER_OTHER_DTYPE  # other dtypes add casts, rarely more
         if not wanted:
             continue
-        # rules whose kernels accept few drawn calls get more batches in their first dtype
-        seeds = range(DRAW_BATCHES) if dtype == primary else range(1)
+        # Most kernels accept every drawn call: a first batch of just the calls wanted, then larger ones for the
+        # kernels that refuse some (more of them in the first dtype). Drawing is most of drift's time.
+        batches = [(0, wanted), (1, 3 * wanted)] + [(seed, 10 * wanted) for seed in range(2, 2 + (DRAW_BATCHES if dtype == primary else 1))]
         traced = 0
-        for call in _drawn(decomp_check.draw_calls(subject, dtype, "cpu"), 10 * wanted, seeds):
-            if traced == wanted:
-                break
+        for call in _drawn(decomp_check.draw_calls(subject, dtype, "cpu"), batches):
             try:
                 call.run(subject.kernel)
             except Exception:
@@ -213,6 +233,8 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
                 traced += 1
             except Exception as err:
                 result.problem = f"tracing failed ({dtype_label(dtype)}): {one_line(err)}"
+            if traced == wanted:
+                break  # before the next call is asked for: it may start another batch
         result.traced_samples += traced
     if not result.traced_samples and not result.problem:
         result.problem = "no drawn call was accepted by the kernel"
@@ -222,12 +244,12 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
     return result
 
 
-def _drawn(strategy, count: int, seeds):
-    """Batches of drawn calls, one per seed, lazily; none where the strategy cannot build calls
+def _drawn(strategy, batches: list[tuple[int, int]]):
+    """Batches of drawn calls, (seed, count) each, lazily; none where the strategy cannot build calls
     (the closure tests skip that dtype too)."""
     from opspec.testing import strategies
 
-    for seed in seeds:
+    for seed, count in batches:
         try:
             batch = strategies.draw_examples(strategy, count, seed)
         except Exception:

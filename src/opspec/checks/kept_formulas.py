@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from opspec.checks.beside import Claims
 from opspec.checks.formula_verdicts import first_message
 from opspec.checks.part_cache import PartStore, part_key
 from opspec.spec.errors import Finding
@@ -37,24 +38,6 @@ def findings(written: Written, opset: Opset, cases: Mapping[str, tuple], parts: 
         if message:
             found.append(Finding(formula.mark, message))
     return found
-
-
-class Claims:
-    """Formulas handed out one at a time to the processes that share this counter (made before they fork): two
-    processes that each take the next unclaimed formula finish together, whatever each formula costs."""
-
-    def __init__(self):
-        import multiprocessing
-
-        # In memory the forked child shares, with its lock; the fork context's lock is unlinked at once, so a process
-        # that leaves by os._exit leaves no semaphore behind for a resource tracker to report.
-        self._next = multiprocessing.get_context("fork").Value("i", 0)
-
-    def take(self) -> int:
-        with self._next.get_lock():
-            position = self._next.value
-            self._next.value += 1
-        return position
 
 
 def claimed(written: Written, opset: Opset, cases: Mapping[str, tuple], parts: PartStore,

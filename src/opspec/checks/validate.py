@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from opspec.bridge import versions
 from opspec.checks import accuracy, compatibility, kept_formulas, prose_claims, special_cases, torch_facts
-from opspec.checks.beside import Beside, BesideFailed, can_fork
+from opspec.checks.beside import Beside, BesideFailed, Claims, can_fork
 from opspec.checks.part_cache import PartStore, part_key
 from opspec.checks.torch_facts import TorchFacts
 from opspec.spec import compatibility as compatibility_policy
@@ -165,7 +165,7 @@ def _formula_cases(rows: tuple[dict, list[Finding]]) -> dict:
 class _FormulasBeside:
     """The formulas checked in a forked child, which this process joins once its rows are run."""
     child: Beside
-    claims: kept_formulas.Claims
+    claims: Claims
 
 
 def _formulas_beside(written: kept_formulas.Written, opsets: list[Opset], rows: tuple,
@@ -174,7 +174,7 @@ def _formulas_beside(written: kept_formulas.Written, opsets: list[Opset], rows: 
     computed: both halves of an empty-cache run at once on two cores."""
     if not can_fork() or not kept_formulas.pending(written, opsets[-1], parts):
         return None
-    known, claims = parts.used_keys(), kept_formulas.Claims()
+    known, claims = parts.used_keys(), Claims()
     return _FormulasBeside(Beside(lambda: (kept_formulas.claimed(written, opsets[-1], _formula_cases(rows), parts, claims),
                                            parts.used_since(known))), claims)
 
