@@ -346,3 +346,18 @@ def dying_in_a_child(checked):
 
     return wrapper
 
+
+
+def test_work_beside_runs_parallel_kernels_after_this_process_ran_them():
+    """A child forked after this process ran a kernel on OpenMP threads has none of them: a parallel kernel in the
+    child waited for them forever (drift's rules in a pytest worker), unless the child runs kernels on one thread."""
+    program = (
+        "import torch\n"
+        "from opspec.checks.beside import Beside\n"
+        "torch.set_num_threads(2)\n"
+        "pad = lambda: float(torch.nn.functional.pad(torch.ones(1, 8, 256, 256), (2, 2, 2, 2), mode='reflect').sum())\n"
+        "pad()\n"
+        "print(Beside(pad).result() == pad())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr[-2000:]

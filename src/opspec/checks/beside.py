@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 import traceback
 from typing import Any, Callable, Generic, TypeVar
 
@@ -30,6 +31,7 @@ class Beside(Generic[T]):
         self._pid = os.fork()
         if self._pid == 0:  # the child: the work, its pickled answer, and out
             os.close(reader)
+            _one_thread()
             code = 0
             try:
                 answer: Any = ("value", work())
@@ -55,6 +57,14 @@ class Beside(Generic[T]):
         if kind != "value":
             raise BesideFailed(value)
         return value
+
+
+def _one_thread() -> None:
+    """Kernels on one thread in a forked child: the OpenMP threads of the process it was forked from are not in it,
+    so the first parallel kernel there would wait for them forever (once this process had run one)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def can_fork() -> bool:
