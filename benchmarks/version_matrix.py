@@ -37,6 +37,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import tomllib
 import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -128,23 +129,32 @@ def run_steps(python: Path, key: str, args, results: dict) -> None:
 # ---- venvs ----
 
 def ensure_venv(venv: Path, version: str) -> Path:
-    """``venv/bin/python`` with torch==version and opspec's other dependencies (pinned as in constraints.txt)."""
+    """``venv/bin/python`` with torch==version and opspec's other requirements (pinned as in constraints.txt); a
+    venv made for other requirements (pyproject.toml changed since) gets what it lacks."""
     python = venv / "bin" / "python"
     stamp = venv / ".torch-installed"
-    if stamp.is_file():
+    requirements = _requirements()
+    if stamp.is_file() and stamp.read_text() == "\n".join(requirements):
         return python
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pins = [line for line in (REPO / "constraints.txt").read_text().splitlines()
             if line and not line.startswith(("#", "torch=="))]
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
         handle.write("\n".join(pins) + "\n")
-    requirements = ["numpy", "PyYAML", "jsonschema", "packaging", "hypothesis", "pytest", "pytest-xdist", "Jinja2", "scipy", "expecttest"]
     # constraints.txt pins torch 2.13.0; here torch is the variable, so only the other pins apply
     env = {**os.environ, "PIP_CONSTRAINT": os.devnull}
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-c", handle.name, f"torch=={version}", *requirements],
                    check=True, env=env)
-    stamp.touch()
+    stamp.write_text("\n".join(requirements))
     return python
+
+
+def _requirements() -> list[str]:
+    """What opspec requires, its test extras included, but torch (the variable here): as pyproject.toml says."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["test"]]
+    return sorted(r for r in wanted if re.match(r"[A-Za-z0-9._-]+", r).group(0).lower() != "torch")
 
 
 # ---- steps ----
