@@ -86,3 +86,38 @@ def test_a_rule_the_child_took_and_never_answered_is_traced_here(opset, monkeypa
 
     monkeypatch.setattr(drift, "trace_rule", dying_in_the_child)
     assert drift.compute(sample).rules == alone.rules
+
+
+READS_A_VALUE = RuntimeError("It appears that you're trying to get value out of a tracing tensor with "
+                             "aten._local_scalar_dense.default - erroring out!")
+
+
+def traced_with(monkeypatch, opset, failure: Exception, reads_none_from: str):
+    """addcmul's rule traced on a torch whose tracing of it fails with ``failure``, with a recorded value read for
+    the torches outside ``reads_none_from``."""
+    from opspec.bridge import versions
+    from opspec.spec.model import TorchRange
+
+    monkeypatch.setitem(versions.HOST_READS, "aten::addcmul",
+                        TorchRange.from_dict({"versions": reads_none_from, "reason": "indexes with a tensor"}))
+    monkeypatch.setattr(drift.torch_ops, "trace_ops", lambda *args, **kwargs: (_ for _ in ()).throw(failure))
+    monkeypatch.setattr(drift, "can_fork", lambda: False)
+    return drift.compute(dataclasses.replace(opset, rules=(opset.rules_by_op["aten::addcmul"],)))
+
+
+def test_a_recorded_value_read_is_listed_and_is_not_drift(opset, monkeypatch):
+    report = traced_with(monkeypatch, opset, READS_A_VALUE, ">=99")
+    [rule] = report.rules
+    assert "reads a tensor's value" in rule.recorded and "indexes with a tensor" in rule.recorded
+    assert not report.drifted and rule.problem == ""
+    assert f"aten::addcmul: {rule.recorded}" in drift.render_text(report)
+
+
+def test_a_value_read_the_opset_does_not_record_for_this_torch_is_drift(opset, monkeypatch):
+    report = traced_with(monkeypatch, opset, READS_A_VALUE, ">=2.0")  # recorded for older torches only
+    assert report.drifted and report.rules[0].problem.startswith("tracing failed")
+
+
+def test_another_tracing_failure_of_a_recorded_rule_is_drift(opset, monkeypatch):
+    report = traced_with(monkeypatch, opset, RuntimeError("unsupported layout"), ">=99")
+    assert report.drifted and report.rules[0].recorded == ""

@@ -4,7 +4,8 @@ An op or rule whose recorded ``torch`` range excludes the installed torch, or th
 the installed torch does not provide (no operator, no registered decomposition), is
 *absent*: it gets one finding, its checks skip with the reason, and nothing else is
 affected. An op torch provides but does not tag core on some versions (``CORE_TAG``)
-stays in the set and is checked there as everywhere; drift lists it as recorded.
+stays in the set and is checked there as everywhere; drift lists it as recorded, as it
+does a rule whose decomposition reads a tensor's value on some versions (``HOST_READS``).
 Every question about a torch version is answered here.
 """
 from __future__ import annotations
@@ -23,6 +24,19 @@ CORE_TAG: dict[str, TorchRange] = {
         "versions": ">=2.11",
         "reason": "torch 2.9 and 2.10 do not tag _fft_c2r core (its siblings _fft_r2c and _fft_c2c are); torch 2.11 "
                   "tags it",
+    }),
+}
+
+
+# Rules whose torch decomposition, on some supported torches, reads a tensor's value into Python for some inputs:
+# make_fx cannot trace such a call (export specialises on the value or fails). Rule -> the torches whose
+# decomposition reads no value, and what reads one before. Drift lists such a failure as recorded, not as drift.
+HOST_READS: dict[str, TorchRange] = {
+    "aten::embedding_dense_backward": TorchRange.from_dict({
+        "versions": ">=2.13",
+        "reason": "with scale_grad_by_freq and 0-d indices, torch 2.9 to 2.12 index the counts with the index "
+                  "tensor itself (counts[indices]), which reads its value; torch 2.13 indexes with "
+                  "_unsafe_masked_index",
     }),
 }
 
@@ -60,6 +74,15 @@ def untagged(name: str) -> str | None:
     if tagged is None or tagged.holds_for(installed()):
         return None
     return f"not tagged core in torch {installed()} (tagged for torch {tagged}): {tagged.reason}"
+
+
+def host_read(name: str) -> str | None:
+    """Why the installed torch's decomposition of rule ``name`` reads a tensor's value for some inputs, as recorded;
+    None where it reads none."""
+    reads_none = HOST_READS.get(name)
+    if reads_none is None or reads_none.holds_for(installed()):
+        return None
+    return f"reads a tensor's value in torch {installed()} (reads none in torch {reads_none}): {reads_none.reason}"
 
 
 def op_absence(op: CoreOp) -> Absence | None:

@@ -31,6 +31,8 @@ from opspec.checks.closure import Closure, ClosureGap, Functionalized
 from opspec.spec.errors import one_line
 from opspec.spec.model import DecompositionRule, Opset, version_key
 
+# what torch raises when a traced decomposition reads a value it only has symbolically
+DATA_DEPENDENT_ERRORS = ("GuardOnDataDependentSymNode", "DataDependentOutputException")
 SAMPLES_PER_RULE = 4  # in float32 (or the rule's first dtype)
 SAMPLES_PER_OTHER_DTYPE = 1  # in each other dtype the rule is tested in
 DRAW_BATCHES = 3  # of 10 calls per wanted sample, after a first batch of as many calls as samples wanted
@@ -44,6 +46,7 @@ class RuleDrift:
     undeclared: list[str] = field(default_factory=list)  # produced but not in targets
     unused: list[str] = field(default_factory=list)  # declared but never produced
     problem: str = ""  # why it could not be traced, if it could not
+    recorded: str = ""  # a call it could not trace because this torch's decomposition reads a value, as recorded
 
     @property
     def drifted(self) -> bool:
@@ -232,16 +235,26 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
                 produced |= set(torch_ops.trace_ops(subject.candidate, fresh.args, fresh.kwargs, subject.table))
                 traced += 1
             except Exception as err:
-                result.problem = f"tracing failed ({dtype_label(dtype)}): {one_line(err)}"
+                recorded = versions.host_read(rule.op) if _reads_a_value(err) else None
+                if recorded:
+                    result.recorded = result.recorded or f"{dtype_label(dtype)}: {recorded}"
+                else:
+                    result.problem = f"tracing failed ({dtype_label(dtype)}): {one_line(err)}"
             if traced == wanted:
                 break  # before the next call is asked for: it may start another batch
         result.traced_samples += traced
-    if not result.traced_samples and not result.problem:
+    if not result.traced_samples and not result.problem and not result.recorded:
         result.problem = "no drawn call was accepted by the kernel"
     result.produced = sorted(produced)
     result.undeclared = sorted(produced - set(versions.targets(rule)))
     result.unused = sorted(set(rule.targets) - produced) if result.traced_samples else []
     return result
+
+
+def _reads_a_value(err: Exception) -> bool:
+    """Whether tracing failed because the decomposition read a traced tensor's value (``.item()``, an index tensor
+    used as a Python index)."""
+    return "_local_scalar_dense" in str(err) or type(err).__name__ in DATA_DEPENDENT_ERRORS
 
 
 def _drawn(strategy, batches: list[tuple[int, int]]):
@@ -279,6 +292,8 @@ def render_text(report: DriftReport) -> str:
     section("decomposition table changes", [f"{c['op']}: {c['change']}" for c in report.table_changes])
     section("absent in this torch, as recorded (not checked)", [f"{a['op']}: {a['reason']}" for a in report.absent])
     section("not tagged core in this torch, as recorded (checked)", [f"{u['op']}: {u['reason']}" for u in report.untagged])
+    section("calls this torch's decomposition cannot trace (it reads a value), as recorded",
+            [f"{r.op}: {r.recorded}" for r in report.rules if r.recorded])
     drifted = [r for r in report.rules if r.drifted]
     section(
         f"decomposition drift ({len(report.rules)} rules traced)",
