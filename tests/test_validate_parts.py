@@ -315,10 +315,19 @@ def test_work_beside_answers_its_value_and_a_child_that_fails_is_said():
         beside.Beside(lambda: os._exit(3)).result()
 
 
-def test_a_first_run_reads_the_data_in_a_child_while_torch_is_asked(opset_copy, capsys, work, monkeypatch):
+@pytest.fixture
+def reading_beside(monkeypatch) -> None:
+    """validate as from a process without torch, so the data is read in a child beside torch's import; no row or
+    formula is run (what these tests look at is the reading; the kernels' checks cost seconds a run)."""
+    monkeypatch.setattr(cli_validate, "_torch_imported", lambda: False)
+    monkeypatch.setattr(special_cases, "validate_findings", lambda *args, **kwargs: ([], []))
+    monkeypatch.setattr(validate_module, "_formulas_beside", lambda *args: None)
+    monkeypatch.setattr(validate_module, "_formula_findings", lambda *args: [])
+
+
+def test_a_first_run_reads_the_data_in_a_child_while_torch_is_asked(opset_copy, capsys, work, reading_beside):
     """With nothing kept, a child forked before torch is imported reads and schema-checks every file; this process
     takes its readings and parses none itself, and prints what a run without the cache prints."""
-    monkeypatch.setattr(cli_validate, "_torch_imported", lambda: False)
     expected = run(capsys, opset_copy, "--no-cache")
     fresh(work)
     assert run(capsys, opset_copy) == expected
@@ -326,8 +335,7 @@ def test_a_first_run_reads_the_data_in_a_child_while_torch_is_asked(opset_copy, 
     assert done["parsed"] == [] and done["torch"] == [1]  # the child's parses are out of sight; torch asked here
 
 
-def test_a_reading_child_that_dies_leaves_the_reading_here(opset_copy, capsys, work, monkeypatch):
-    monkeypatch.setattr(cli_validate, "_torch_imported", lambda: False)
+def test_a_reading_child_that_dies_leaves_the_reading_here(opset_copy, capsys, work, reading_beside, monkeypatch):
     monkeypatch.setattr(cli_validate, "_checked", dying_in_a_child(cli_validate._checked))
     expected = run(capsys, opset_copy, "--no-cache")
     fresh(work)
