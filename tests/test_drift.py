@@ -92,15 +92,23 @@ READS_A_VALUE = RuntimeError("It appears that you're trying to get value out of 
                              "aten._local_scalar_dense.default - erroring out!")
 
 
-def traced_with(monkeypatch, opset, failure: Exception, reads_none_from: str):
-    """addcmul's rule traced on a torch whose tracing of it fails with ``failure``, with a recorded value read for
-    the torches outside ``reads_none_from``."""
+def traced_with(monkeypatch, opset, failure: Exception, reads_none_from: str, *, every_call: bool = False):
+    """addcmul's rule traced on a torch whose tracing of its first call (``every_call``: of each) fails with
+    ``failure``, with a recorded value read for the torches outside ``reads_none_from``."""
     from opspec.bridge import versions
     from opspec.spec.model import TorchRange
 
     monkeypatch.setitem(versions.HOST_READS, "aten::addcmul",
                         TorchRange.from_dict({"versions": reads_none_from, "reason": "indexes with a tensor"}))
-    monkeypatch.setattr(drift.torch_ops, "trace_ops", lambda *args, **kwargs: (_ for _ in ()).throw(failure))
+    trace, calls = drift.torch_ops.trace_ops, []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if every_call or len(calls) == 1:
+            raise failure
+        return trace(*args, **kwargs)
+
+    monkeypatch.setattr(drift.torch_ops, "trace_ops", failing)
     monkeypatch.setattr(drift, "can_fork", lambda: False)
     return drift.compute(dataclasses.replace(opset, rules=(opset.rules_by_op["aten::addcmul"],)))
 
@@ -111,6 +119,13 @@ def test_a_recorded_value_read_is_listed_and_is_not_drift(opset, monkeypatch):
     assert "reads a tensor's value" in rule.recorded and "indexes with a tensor" in rule.recorded
     assert not report.drifted and rule.problem == ""
     assert f"aten::addcmul: {rule.recorded}" in drift.render_text(report)
+
+
+def test_a_rule_whose_every_call_reads_a_value_is_drift(opset, monkeypatch):
+    """A recorded value read excuses a call that cannot be traced, not a rule nothing of which was traced."""
+    report = traced_with(monkeypatch, opset, READS_A_VALUE, ">=99", every_call=True)
+    assert report.drifted and report.rules[0].traced_samples == 0
+    assert report.rules[0].problem == "no drawn call could be traced: each read a value, as recorded"
 
 
 def test_a_value_read_the_opset_does_not_record_for_this_torch_is_drift(opset, monkeypatch):

@@ -21,7 +21,6 @@ cannot serve drifts alone.
 from __future__ import annotations
 
 import os
-
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -223,7 +222,8 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
             continue
         # Most kernels accept every drawn call: a first batch of just the calls wanted, then larger ones for the
         # kernels that refuse some (more of them in the first dtype). Drawing is most of drift's time.
-        batches = [(0, wanted), (1, 3 * wanted)] + [(seed, 10 * wanted) for seed in range(2, 2 + (DRAW_BATCHES if dtype == primary else 1))]
+        larger = DRAW_BATCHES if dtype == primary else 1
+        batches = [(0, wanted), (1, 3 * wanted), *((seed, 10 * wanted) for seed in range(2, 2 + larger))]
         traced = 0
         for call in _drawn(decomp_check.draw_calls(subject, dtype, "cpu"), batches):
             try:
@@ -243,8 +243,9 @@ def _trace_rule(opset: Opset, rule: DecompositionRule, core: set[str], samples: 
             if traced == wanted:
                 break  # before the next call is asked for: it may start another batch
         result.traced_samples += traced
-    if not result.traced_samples and not result.problem and not result.recorded:
-        result.problem = "no drawn call was accepted by the kernel"
+    if not result.traced_samples and not result.problem:  # a recorded value read excuses a call, not the whole rule
+        result.problem = ("no drawn call could be traced: each read a value, as recorded" if result.recorded
+                          else "no drawn call was accepted by the kernel")
     result.produced = sorted(produced)
     result.undeclared = sorted(produced - set(versions.targets(rule)))
     result.unused = sorted(set(rule.targets) - produced) if result.traced_samples else []
