@@ -11,9 +11,9 @@ Before an empty-cache validate judges one special-case row or evaluates one form
 
 Each step is timed by itself as CPU time (user + sys), the median of ``--repeat`` runs, each in a process of
 its own. The sum of those times divided by the usable cores is a lower bound on the wall time of a run that
-still judges nothing. A real empty-cache run is timed beside it. What the bound leaves out is all work a
-first run really does: torch's facts, the rows' kernel calls and judgements, the formulas' evaluations, the
-errata, the prose, and the manifests.
+still judges nothing. A real empty-cache run is timed beside it. The bound leaves out the rest of what a
+first run does: torch's facts, the rows' kernel calls and judgements, the formulas' evaluations, the errata,
+the prose and the manifests.
 """
 from __future__ import annotations
 
