@@ -355,7 +355,6 @@ def dying_in_a_child(checked):
     return wrapper
 
 
-
 def test_work_beside_runs_parallel_kernels_after_this_process_ran_them():
     """A child forked after this process ran a kernel on OpenMP threads has none of them: a parallel kernel in the
     child waited for them forever (drift's rules in a pytest worker), unless the child runs kernels on one thread."""
